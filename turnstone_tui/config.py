@@ -1,0 +1,244 @@
+"""Configuration: ``config.toml`` (platformdirs), environment variables and CLI flags.
+
+Precedence, lowest to highest: defaults < config file < environment < CLI flags.
+Every limit the engine uses lives here with its documented default.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+APP_NAME = "turnstone"
+
+
+class ConfigError(Exception):
+    """An invalid configuration; the message names the file and key."""
+
+
+def config_dir() -> Path:
+    return Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))
+
+
+def data_dir() -> Path:
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+def default_config_path() -> Path:
+    env = os.environ.get("TURNSTONE_CONFIG")
+    return Path(env).expanduser() if env else config_dir() / "config.toml"
+
+
+@dataclass
+class ApiConfig:
+    base_url: str = ""
+    api_key: str = ""
+    tavily_key: str = ""
+
+
+@dataclass
+class ModelConfig:
+    name: str = ""
+    provider: str = ""  # "openai" | "anthropic" | "local" | "" (auto)
+    temperature: float | None = None
+    max_tokens: int | None = None
+    reasoning_effort: str | None = None
+    context_window: int = 32768
+    supports_vision: bool | None = None  # None: decided by provider
+    retries: int = 3  # attempts after the first, on 429/5xx/connection errors
+    retry_base_delay: float = 1.0  # seconds; doubles per attempt
+
+
+@dataclass
+class ModelAlias:
+    name: str = ""
+    provider: str = ""
+    base_url: str = ""
+    api_key: str = ""
+    context_window: int | None = None
+    supports_vision: bool | None = None
+
+
+@dataclass
+class ToolsConfig:
+    timeout: int = 120  # seconds, bash default
+    truncation: int = 256 * 1024  # characters kept from a tool output (head + tail)
+    skip_permissions: bool = False
+    search: str = "auto"  # auto | on | off
+    search_threshold: int = 20
+    search_max_results: int = 5
+    max_parallel: int = 4
+    agent_max_turns: int = 20
+    allow: list[str] = field(default_factory=list)  # persisted "always" allow-list
+
+
+@dataclass
+class McpConfig:
+    config_path: str = ""
+    refresh_interval: float = 4 * 3600.0  # seconds; poll servers without list_changed push
+    connect_timeout: float = 30.0
+    call_timeout: float = 120.0
+    servers: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+@dataclass
+class NotifyConfig:
+    url: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class UiConfig:
+    theme: str = ""
+    max_pane_lines: int = 5000  # lines kept per bash pane
+    max_chat_widgets: int = 400  # older chat widgets are pruned
+
+
+@dataclass
+class Config:
+    api: ApiConfig = field(default_factory=ApiConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    models: dict[str, ModelAlias] = field(default_factory=dict)
+    tools: ToolsConfig = field(default_factory=ToolsConfig)
+    mcp: McpConfig = field(default_factory=McpConfig)
+    notify: NotifyConfig = field(default_factory=NotifyConfig)
+    ui: UiConfig = field(default_factory=UiConfig)
+    db_path: str = ""
+    path: Path | None = None  # the file this config came from, if any
+
+    def resolved_db_path(self) -> Path:
+        return Path(self.db_path).expanduser() if self.db_path else data_dir() / "turnstone.db"
+
+
+_SECTIONS = {
+    "api": ApiConfig,
+    "model": ModelConfig,
+    "tools": ToolsConfig,
+    "mcp": McpConfig,
+    "notify": NotifyConfig,
+    "ui": UiConfig,
+}
+
+
+def _coerce(where: str, value: Any, default: Any, annotation: str) -> Any:
+    """Check a TOML value against the field's type; raise ConfigError naming ``where``."""
+    ann = annotation.replace(" ", "")
+    if ann in ("int", "int|None") and isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if ann in ("float", "float|None") and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    if ann in ("str", "str|None") and isinstance(value, str):
+        return value
+    if ann in ("bool", "bool|None") and isinstance(value, bool):
+        return value
+    if ann.startswith("list[str]") and isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return list(value)
+    if ann.startswith("dict[") and isinstance(value, dict):
+        return dict(value)
+    expected = ann.replace("|None", "").replace("[str]", " of strings")
+    raise ConfigError(f"{where}: expected {expected}, got {type(value).__name__} {value!r}")
+
+
+def _fill(obj: Any, table: dict[str, Any], where: str) -> None:
+    known = {f.name: f for f in fields(obj)}
+    for key, value in table.items():
+        if key not in known:
+            raise ConfigError(f"{where}.{key}: unknown key (known: {', '.join(sorted(known))})")
+        f = known[key]
+        setattr(obj, key, _coerce(f"{where}.{key}", value, getattr(obj, key), str(f.type)))
+
+
+def _validate(cfg: Config, src: str) -> None:
+    if cfg.tools.search not in ("auto", "on", "off"):
+        raise ConfigError(f"{src}: tools.search: must be auto, on or off, got {cfg.tools.search!r}")
+    if cfg.model.provider not in ("", "openai", "anthropic", "local"):
+        raise ConfigError(
+            f"{src}: model.provider: must be openai, anthropic or local, got {cfg.model.provider!r}"
+        )
+    for key in ("timeout", "truncation", "max_parallel", "search_threshold", "search_max_results"):
+        if getattr(cfg.tools, key) <= 0:
+            raise ConfigError(f"{src}: tools.{key}: must be positive")
+    if cfg.model.context_window <= 0:
+        raise ConfigError(f"{src}: model.context_window: must be positive")
+    for name in cfg.mcp.servers:
+        if "__" in name:
+            raise ConfigError(f"{src}: mcp.servers.{name}: server names must not contain '__'")
+
+
+def parse_config(data: dict[str, Any], src: str = "config") -> Config:
+    cfg = Config()
+    for key, value in data.items():
+        if key in _SECTIONS:
+            if not isinstance(value, dict):
+                raise ConfigError(f"{src}: [{key}] must be a table")
+            section = getattr(cfg, key)
+            if key == "mcp":
+                value = dict(value)
+                servers = value.pop("servers", {})
+                if not isinstance(servers, dict) or not all(isinstance(v, dict) for v in servers.values()):
+                    raise ConfigError(f"{src}: mcp.servers: each server must be a table")
+                section.servers = servers
+            _fill(section, value, f"{src}: {key}")
+        elif key == "models":
+            if not isinstance(value, dict):
+                raise ConfigError(f"{src}: [models] must be a table of aliases")
+            for alias, table in value.items():
+                if not isinstance(table, dict):
+                    raise ConfigError(f"{src}: models.{alias}: must be a table")
+                table = dict(table)
+                caps = table.pop("capabilities", None)
+                entry = ModelAlias()
+                _fill(entry, table, f"{src}: models.{alias}")
+                if isinstance(caps, dict) and "supports_vision" in caps:
+                    entry.supports_vision = bool(caps["supports_vision"])
+                cfg.models[alias] = entry
+        elif key == "db_path":
+            cfg.db_path = _coerce(f"{src}: db_path", value, "", "str")
+        else:
+            raise ConfigError(
+                f"{src}: [{key}]: unknown section (known: {', '.join(sorted([*_SECTIONS, 'models']))})"
+            )
+    _validate(cfg, src)
+    return cfg
+
+
+def load_config(path: Path | None = None) -> Config:
+    """Load the config file (missing file = defaults) and apply environment variables."""
+    explicit = path is not None or "TURNSTONE_CONFIG" in os.environ
+    path = path or default_config_path()
+    data: dict[str, Any] = {}
+    if path.exists():
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+    elif explicit:
+        raise ConfigError(f"{path}: config file not found")
+    cfg = parse_config(data, str(path))
+    cfg.path = path if path.exists() else None
+    apply_env(cfg)
+    return cfg
+
+
+def apply_env(cfg: Config) -> None:
+    env = os.environ
+    if env.get("OPENAI_BASE_URL") and not cfg.api.base_url:
+        cfg.api.base_url = env["OPENAI_BASE_URL"]
+    if not cfg.api.api_key:
+        if cfg.model.provider == "anthropic" and env.get("ANTHROPIC_API_KEY"):
+            cfg.api.api_key = env["ANTHROPIC_API_KEY"]
+        elif env.get("OPENAI_API_KEY"):
+            cfg.api.api_key = env["OPENAI_API_KEY"]
+        elif env.get("ANTHROPIC_API_KEY"):
+            cfg.api.api_key = env["ANTHROPIC_API_KEY"]
+            if not cfg.model.provider:
+                cfg.model.provider = "anthropic"
+    if not cfg.api.tavily_key and env.get("TAVILY_API_KEY"):
+        cfg.api.tavily_key = env["TAVILY_API_KEY"]

@@ -1,0 +1,97 @@
+"""The one seam between the engine and any front end.
+
+The engine calls these methods; the headless runner, the Textual app and the test recorder
+implement them. Streaming callbacks are synchronous and must be cheap (a front end queues or
+posts a message); questions to the user are coroutines the engine awaits.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+from .types import (
+    ApprovalDecision,
+    OutputStream,
+    PlanReview,
+    PreparedItem,
+    SessionState,
+    StatusInfo,
+    ToolResult,
+)
+
+
+@runtime_checkable
+class SessionUI(Protocol):
+    # --- model output -------------------------------------------------------------------
+    def on_turn_start(self, user_text: str) -> None:
+        """A user (or synthetic watch) message starts a turn."""
+
+    def on_content_token(self, text: str) -> None:
+        """A piece of the assistant's visible answer."""
+
+    def on_reasoning_token(self, text: str) -> None:
+        """A piece of the model's reasoning (thinking) stream."""
+
+    def on_message_end(self) -> None:
+        """The assistant finished one streamed message (tool calls may follow)."""
+
+    # --- tools --------------------------------------------------------------------------
+    def on_tools_prepared(self, items: list[PreparedItem]) -> None:
+        """All calls of one batch were prepared (shown as cards before any approval)."""
+
+    async def approve_tools(self, items: list[PreparedItem]) -> ApprovalDecision:
+        """Ask the user about the items that need approval (only those are passed)."""
+
+    def on_tool_start(self, item: PreparedItem) -> None:
+        """An approved item begins executing."""
+
+    def on_tool_output_chunk(self, call_id: str, line: str, stream: OutputStream) -> None:
+        """One line of live output (bash), routed by call_id."""
+
+    def on_tool_result(self, call_id: str, name: str, result: ToolResult) -> None:
+        """The final result of one call (also for denied, failed and cancelled calls)."""
+
+    async def review_plan(self, plan: str, path: str) -> PlanReview:
+        """Show a plan_agent plan; accept, reject or annotate."""
+
+    # --- session ------------------------------------------------------------------------
+    def on_state(self, state: SessionState) -> None:
+        """idle / thinking / running / attention / error."""
+
+    def on_status(self, status: StatusInfo) -> None:
+        """Model, tokens, context use, MCP counts, pending approvals."""
+
+    def on_info(self, message: str) -> None:
+        """Something the user should know (not an error)."""
+
+    def on_error(self, message: str) -> None:
+        """Something went wrong; the app keeps running."""
+
+    def on_turn_end(self) -> None:
+        """The turn finished (answered, failed or cancelled)."""
+
+
+class NullUI:
+    """A UI that shows nothing and answers every question with 'no' (benchmarks, sub-agents)."""
+
+    def on_turn_start(self, user_text: str) -> None: ...
+    def on_content_token(self, text: str) -> None: ...
+    def on_reasoning_token(self, text: str) -> None: ...
+    def on_message_end(self) -> None: ...
+    def on_tools_prepared(self, items: list[PreparedItem]) -> None: ...
+
+    async def approve_tools(self, items: list[PreparedItem]) -> ApprovalDecision:
+        return ApprovalDecision(approved=False, feedback="no interactive user to approve this")
+
+    def on_tool_start(self, item: PreparedItem) -> None: ...
+    def on_tool_output_chunk(self, call_id: str, line: str, stream: OutputStream) -> None: ...
+    def on_tool_result(self, call_id: str, name: str, result: ToolResult) -> None: ...
+
+    async def review_plan(self, plan: str, path: str) -> PlanReview:
+        return PlanReview("accept")
+
+    def on_state(self, state: SessionState) -> None: ...
+    def on_status(self, status: StatusInfo) -> None: ...
+    def on_info(self, message: str) -> None: ...
+    def on_error(self, message: str) -> None: ...
+    def on_turn_end(self) -> None: ...

@@ -1,0 +1,132 @@
+"""Plain data passed between the engine, the tools and the front ends.
+
+Nothing here imports Textual; every front end and every executor shares these types.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+
+class SessionState(enum.StrEnum):
+    IDLE = "idle"
+    THINKING = "thinking"
+    RUNNING = "running"
+    ATTENTION = "attention"
+    ERROR = "error"
+
+
+@dataclass(slots=True)
+class ToolCall:
+    """One tool call as the model sent it (arguments still raw JSON text)."""
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(slots=True)
+class ToolResult:
+    """What a tool returns: text the model reads, whether it failed, optional rich parts."""
+
+    text: str
+    is_error: bool = False
+    # OpenAI-style content parts (e.g. {"type": "image_url", ...}) for images; None = text only.
+    content_parts: list[dict[str, Any]] | None = None
+    structured: Any = None
+
+
+OutputStream = Literal["stdout", "stderr"]
+
+
+@dataclass(slots=True)
+class ExecContext:
+    """Handed to a tool's execute callable: where to stream output while it runs."""
+
+    call_id: str
+    emit: Callable[[str, OutputStream], None]
+
+
+ExecuteFn = Callable[[ExecContext], Awaitable[ToolResult]]
+
+PreviewKind = Literal["text", "bash", "diff", "json", "markdown"]
+
+
+@dataclass(slots=True)
+class PreparedItem:
+    """Phase 1 output: everything the UI needs to show and the engine needs to run a call."""
+
+    call_id: str
+    func_name: str
+    args: dict[str, Any]
+    header: str
+    preview: str = ""
+    needs_approval: bool = True
+    execute: ExecuteFn | None = None
+    error: str | None = None
+    preview_kind: PreviewKind = "text"
+    # The name "always" adds to the auto-approve set (per tool type; MCP tools use their full name).
+    approval_label: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.approval_label:
+            self.approval_label = self.func_name
+
+
+@dataclass(slots=True, frozen=True)
+class ApprovalDecision:
+    """The UI's answer for one batch of prepared items."""
+
+    approved: bool
+    feedback: str | None = None
+    # Tool names (approval labels) to auto-approve for the rest of the session.
+    always: frozenset[str] = frozenset()
+    # Optional per-call override: call_id -> approved. Calls not listed follow ``approved``.
+    per_call: dict[str, bool] = field(default_factory=dict)
+
+    def is_approved(self, call_id: str) -> bool:
+        return self.per_call.get(call_id, self.approved)
+
+
+PlanAction = Literal["accept", "reject", "annotate"]
+
+
+@dataclass(slots=True, frozen=True)
+class PlanReview:
+    action: PlanAction
+    annotation: str = ""
+
+
+@dataclass(slots=True)
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass(slots=True)
+class StatusInfo:
+    """Snapshot for a status bar."""
+
+    model: str
+    provider: str
+    state: SessionState
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    context_window: int = 0
+    mcp_connected: int = 0
+    mcp_total: int = 0
+    pending_approvals: int = 0
+    session_id: str = ""
+
+    @property
+    def context_percent(self) -> float:
+        if not self.context_window:
+            return 0.0
+        return 100.0 * self.prompt_tokens / self.context_window

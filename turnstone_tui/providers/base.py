@@ -1,0 +1,84 @@
+"""What every model provider yields, and the request it takes.
+
+Messages are kept in OpenAI Chat Completions shape everywhere in the engine
+(``{"role": ..., "content": ..., "tool_calls": [...], "tool_call_id": ...}``); a provider that
+speaks another wire protocol converts at its own boundary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+
+@dataclass(slots=True)
+class ContentDelta:
+    text: str
+
+
+@dataclass(slots=True)
+class ReasoningDelta:
+    text: str
+
+
+@dataclass(slots=True)
+class ToolCallDelta:
+    """A piece of one tool call; pieces with the same index belong together."""
+
+    index: int
+    id: str | None = None
+    name: str | None = None
+    arguments: str = ""
+
+
+@dataclass(slots=True)
+class UsageUpdate:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass(slots=True)
+class StreamDone:
+    finish_reason: str = "stop"
+
+
+StreamEvent = ContentDelta | ReasoningDelta | ToolCallDelta | UsageUpdate | StreamDone
+
+
+@dataclass(slots=True)
+class ModelRequest:
+    messages: list[dict[str, Any]]
+    # OpenAI function-calling schemas: [{"type": "function", "function": {name, description, parameters}}]
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    model: str = ""
+    temperature: float | None = None
+    max_tokens: int | None = None
+    reasoning_effort: str | None = None
+
+
+class ProviderError(Exception):
+    """A provider failed for good (after retries), or a stream was cut mid-way.
+
+    ``retryable`` is True for errors worth retrying (429, 5xx, connection) before any output.
+    """
+
+    def __init__(self, message: str, *, retryable: bool = False, status: int | None = None) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+        self.status = status
+
+
+class Provider(Protocol):
+    name: str  # "openai" | "anthropic" | "local"
+    model: str
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        """Stream one model response. Raises ProviderError on failure.
+
+        Must end with exactly one StreamDone when the response completed normally; a stream
+        that stops without its terminator raises ProviderError("stream ended early ...").
+        """
+        ...
+
+    async def aclose(self) -> None: ...
