@@ -1,0 +1,183 @@
+"""Command line: argv + config -> the Textual app, a headless run, or ``mcp list``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import sys
+from pathlib import Path
+
+from . import __version__
+from .config import Config, ConfigError, load_config
+
+PROG = "turnstone-tui"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        description="A full-screen terminal UI for an LLM agent with tools.",
+        epilog="Subcommand: `turnstone-tui mcp list` checks the configured MCP servers.",
+    )
+    p.add_argument("-p", "--prompt", help="run one prompt headless and exit ('-' reads it from stdin)")
+    p.add_argument("--base-url", help="OpenAI-compatible or Anthropic API base URL")
+    p.add_argument("--api-key", help="API key (default: $OPENAI_API_KEY / $ANTHROPIC_API_KEY)")
+    p.add_argument("--model", help="model name, a [models.<alias>] alias, or a path to a .gguf file")
+    p.add_argument("--provider", choices=["openai", "anthropic", "local"], help="model API to speak")
+    p.add_argument("--config", type=Path, help="config file (default: ~/.config/turnstone/config.toml)")
+    p.add_argument("--mcp-config", help="MCP servers JSON file (standard mcpServers format)")
+    p.add_argument("--skip-permissions", action="store_true", help="approve every tool call without asking")
+    p.add_argument(
+        "--allow", action="append", default=[], metavar="TOOL", help="auto-approve this tool (repeatable)"
+    )
+    p.add_argument("--tool-timeout", type=int, metavar="SECONDS", help="default bash timeout")
+    p.add_argument("--tool-truncation", type=int, metavar="CHARS", help="max characters of a tool result")
+    p.add_argument("--tool-search", choices=["auto", "on", "off"], help="dynamic tool search")
+    p.add_argument("--tool-search-threshold", type=int, metavar="N")
+    p.add_argument("--tool-search-max-results", type=int, metavar="N")
+    p.add_argument("--resume", metavar="ID", help="continue a stored session")
+    p.add_argument("--db", metavar="PATH", help="SQLite database (default: in the user data dir)")
+    p.add_argument("--version", action="version", version=f"{PROG} {__version__}")
+    return p
+
+
+def apply_cli(cfg: Config, args: argparse.Namespace) -> Config:
+    if args.base_url:
+        cfg.api.base_url = args.base_url
+    if args.api_key:
+        cfg.api.api_key = args.api_key
+    if args.provider:
+        cfg.model.provider = args.provider
+    if args.model:
+        if args.model in cfg.models:
+            from .providers.factory import resolve_model_alias
+
+            cfg = resolve_model_alias(cfg, args.model)
+        else:
+            cfg.model.name = args.model
+            if args.model.endswith(".gguf") and not args.provider:
+                cfg.model.provider = "local"
+    if args.provider == "anthropic" and not args.api_key and os.environ.get("ANTHROPIC_API_KEY"):
+        cfg.api.api_key = os.environ["ANTHROPIC_API_KEY"]
+    if args.skip_permissions:
+        cfg.tools.skip_permissions = True
+    for flag, attr in (
+        ("tool_timeout", "timeout"),
+        ("tool_truncation", "truncation"),
+        ("tool_search_threshold", "search_threshold"),
+        ("tool_search_max_results", "search_max_results"),
+    ):
+        value = getattr(args, flag)
+        if value is not None:
+            if value <= 0:
+                raise ConfigError(f"--{flag.replace('_', '-')}: must be positive, got {value}")
+            setattr(cfg.tools, attr, value)
+    if args.tool_search:
+        cfg.tools.search = args.tool_search
+    if args.db:
+        cfg.db_path = args.db
+    if args.mcp_config:
+        cfg.mcp.config_path = args.mcp_config
+    return cfg
+
+
+def _fail(message: str, code: int = 2) -> int:
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    return code
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    logging.basicConfig(level=os.environ.get("TURNSTONE_LOG", "WARNING").upper(), stream=sys.stderr)
+    if argv[:1] == ["mcp"]:
+        return _mcp_command(argv[1:])
+    args = build_parser().parse_args(argv)
+    try:
+        cfg = apply_cli(load_config(args.config), args)
+    except ConfigError as exc:
+        return _fail(str(exc))
+    if args.prompt is not None:
+        prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
+        if not prompt.strip():
+            return _fail("the prompt is empty")
+        return asyncio.run(run_headless(cfg, prompt, args))
+    return run_app(cfg, args)
+
+
+def _runtime_options(args: argparse.Namespace):  # noqa: ANN202
+    from .runtime import RuntimeOptions
+
+    return RuntimeOptions(
+        mcp_config_path=args.mcp_config,
+        skip_permissions=bool(args.skip_permissions),
+        allow=tuple(args.allow),
+    )
+
+
+async def run_headless(cfg: Config, prompt: str, args: argparse.Namespace) -> int:
+    from .core.registry import ToolDefinitionError
+    from .headless import HeadlessUI
+    from .providers.base import ProviderError
+    from .runtime import Runtime
+
+    ui = HeadlessUI()
+    try:
+        runtime = await Runtime.create(cfg, options=_runtime_options(args))
+    except (ProviderError, ToolDefinitionError, ConfigError) as exc:
+        return _fail(str(exc), 1)
+    try:
+        banner = getattr(runtime.provider, "banner", None)
+        if callable(banner):
+            ui.on_info(banner())
+        if runtime.mcp is not None and runtime.mcp.statuses():
+            await runtime.mcp.wait_ready(cfg.mcp.connect_timeout)
+        try:
+            session = await runtime.create_session(ui, session_id=args.resume)
+        except ValueError as exc:
+            return _fail(str(exc), 1)
+        await session.send(prompt)
+        print(f"session: {session.session_id}", file=sys.stderr)
+    finally:
+        await runtime.aclose()
+    if ui.errors:
+        print(f"{PROG}: error: {ui.errors[-1]}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def run_app(cfg: Config, args: argparse.Namespace) -> int:
+    from .app.app import TurnstoneApp
+    from .core.registry import ToolDefinitionError, default_registry
+
+    try:
+        default_registry()
+    except ToolDefinitionError as exc:
+        return _fail(str(exc), 1)
+    app = TurnstoneApp.from_config(cfg, options=_runtime_options(args), resume_id=args.resume)
+    app.run()
+    return app.return_code or 0
+
+
+def _mcp_command(argv: list[str]) -> int:
+    p = argparse.ArgumentParser(prog=f"{PROG} mcp", description="Check the configured MCP servers.")
+    sub = p.add_subparsers(dest="command", required=True)
+    lst = sub.add_parser("list", help="connect to every configured server and list what it offers")
+    lst.add_argument("--mcp-config", help="MCP servers JSON file (standard mcpServers format)")
+    lst.add_argument("--config", type=Path, help="config file")
+    args = p.parse_args(argv)
+    try:
+        cfg = load_config(args.config)
+    except ConfigError as exc:
+        return _fail(str(exc))
+    from .mcp.listing import run_mcp_list
+
+    try:
+        return asyncio.run(run_mcp_list(cfg, args.mcp_config or cfg.mcp.config_path or None, sys.stdout))
+    except ConfigError as exc:
+        return _fail(str(exc))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

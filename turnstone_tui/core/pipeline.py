@@ -1,0 +1,206 @@
+"""The three-phase tool pipeline: prepare -> approve -> execute.
+
+prepare is pure (parse, validate, preview); approve asks the UI once per batch for the items
+that need it; execute runs approved items concurrently (at most ``max_parallel``), streams
+their output to the UI by call_id, truncates and delivers each result as it completes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from ..executors.base import Preparer, ToolContext, error_item
+from .arguments import parse_arguments, validate_arguments
+from .truncate import truncate_output
+from .types import (
+    ApprovalDecision,
+    ExecContext,
+    OutputStream,
+    PreparedItem,
+    SessionState,
+    ToolCall,
+    ToolResult,
+)
+
+log = logging.getLogger(__name__)
+
+CANCELLED_TEXT = "cancelled by user: the tool call was interrupted before it finished"
+MCP_PREFIX = "mcp__"
+
+
+@dataclass(slots=True)
+class ToolOutcome:
+    item: PreparedItem
+    result: ToolResult
+
+
+@dataclass
+class ApprovalPolicy:
+    """Who may run without asking: --skip-permissions, "always" answers and the persisted allow-list."""
+
+    skip_permissions: bool = False
+    auto_approve: set[str] = field(default_factory=set)
+
+    def allows(self, item: PreparedItem) -> bool:
+        return (
+            self.skip_permissions
+            or item.approval_label in self.auto_approve
+            or item.func_name in self.auto_approve
+        )
+
+
+class ToolPipeline:
+    def __init__(
+        self,
+        ctx: ToolContext,
+        preparers: Mapping[str, Preparer],
+        policy: ApprovalPolicy,
+        *,
+        schema_for: Callable[[str], dict | None],
+        mcp_preparer: Callable[..., object] | None = None,
+        max_parallel: int = 4,
+        truncation: int = 256 * 1024,
+    ) -> None:
+        self.ctx = ctx
+        self.preparers = preparers
+        self.policy = policy
+        self.schema_for = schema_for
+        self.mcp_preparer = mcp_preparer
+        self.max_parallel = max_parallel
+        self.truncation = truncation
+
+    # --- phase 1 ------------------------------------------------------------------------
+    async def prepare(self, call: ToolCall) -> PreparedItem:
+        name = call.name
+        spec = self.ctx.registry.get(name)
+        primary_key = spec.primary_key if spec else None
+        args, error = parse_arguments(call.arguments, primary_key)
+        if error is not None:
+            return error_item(call.id, name, {"_raw": call.arguments}, f"{name}: {error}")
+        assert args is not None
+        schema = self.schema_for(name)
+        if schema is None:
+            return error_item(call.id, name, args, f"unknown tool {name!r}: it is not available in this session")
+        args, error = validate_arguments(args, schema.get("function", schema).get("parameters", {}))
+        if error is not None:
+            return error_item(call.id, name, args, f"{name}: {error}")
+        try:
+            if name.startswith(MCP_PREFIX) and name not in self.preparers:
+                if self.mcp_preparer is None:
+                    return error_item(call.id, name, args, f"no MCP server provides {name}")
+                item = await self.mcp_preparer(self.ctx, call.id, name, args)  # type: ignore[misc]
+            else:
+                preparer = self.preparers.get(name)
+                if preparer is None:
+                    return error_item(call.id, name, args, f"tool {name!r} has no executor")
+                item = await preparer(self.ctx, call.id, args)
+        except Exception as exc:  # a bug in a preparer must not end the turn
+            log.exception("prepare failed for %s", name)
+            return error_item(call.id, name, args, f"{name}: could not prepare the call: {exc}")
+        return item
+
+    # --- phases 2 and 3 -----------------------------------------------------------------
+    async def run(
+        self, calls: list[ToolCall], results: dict[str, ToolResult] | None = None
+    ) -> list[ToolOutcome]:
+        """Prepare, approve and execute one batch; results come back in call order.
+
+        On cancellation every call still without a result gets a "cancelled by user" result
+        (reported to the UI) before CancelledError propagates.
+        """
+        ui = self.ctx.ui
+        items = [await self.prepare(call) for call in calls]
+        ui.on_tools_prepared(items)
+        results = {} if results is None else results
+        try:
+            decision = await self._approve(items)
+            runnable: list[PreparedItem] = []
+            for item in items:
+                if item.error is not None:
+                    self._deliver(item, ToolResult(item.error, is_error=True), results)
+                elif item.execute is None:
+                    self._deliver(item, ToolResult(f"{item.func_name}: nothing to execute", True), results)
+                elif decision is not None and item.needs_approval and not decision.is_approved(item.call_id) \
+                        and not self.policy.allows(item):
+                    self._deliver(item, _denial(item, decision), results)
+                else:
+                    runnable.append(item)
+            if runnable:
+                ui.on_state(SessionState.RUNNING)
+                await self._execute_all(runnable, decision, results)
+        except asyncio.CancelledError:
+            for item in items:
+                if item.call_id not in results:
+                    cancelled = ToolResult(CANCELLED_TEXT, is_error=True, structured={"status": "cancelled"})
+                    self._deliver(item, cancelled, results)
+            raise
+        return [ToolOutcome(item, results[item.call_id]) for item in items]
+
+    async def _approve(self, items: list[PreparedItem]) -> ApprovalDecision | None:
+        pending = [i for i in items if i.error is None and i.needs_approval and not self.policy.allows(i)]
+        if not pending:
+            return None
+        ui = self.ctx.ui
+        ui.on_state(SessionState.ATTENTION)
+        decision = await ui.approve_tools(pending)
+        if decision.always and decision.approved:
+            self.policy.auto_approve.update(decision.always)
+        return decision
+
+    async def _execute_all(
+        self, items: list[PreparedItem], decision: ApprovalDecision | None, results: dict[str, ToolResult]
+    ) -> None:
+        limit = asyncio.Semaphore(self.max_parallel)
+        feedback = decision.feedback.strip() if decision and decision.feedback else ""
+
+        async def run_one(item: PreparedItem) -> None:
+            async with limit:
+                result = await self._execute(item)
+            if feedback and item.needs_approval:
+                result.text = f"{result.text}\n\n[user feedback on approval: {feedback}]"
+            self._deliver(item, result, results)
+
+        tasks = [asyncio.create_task(run_one(item), name=f"tool:{item.call_id}") for item in items]
+        try:
+            await asyncio.gather(*tasks)
+        except asyncio.CancelledError:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+
+    async def _execute(self, item: PreparedItem) -> ToolResult:
+        ui = self.ctx.ui
+        call_id = item.call_id
+
+        def emit(line: str, stream: OutputStream) -> None:
+            ui.on_tool_output_chunk(call_id, line, stream)
+
+        ui.on_tool_start(item)
+        assert item.execute is not None
+        try:
+            result = await item.execute(ExecContext(call_id=call_id, emit=emit))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.exception("tool %s failed", item.func_name)
+            result = ToolResult(f"{item.func_name} failed: {type(exc).__name__}: {exc}", is_error=True)
+        if not isinstance(result, ToolResult):
+            result = ToolResult(str(result))
+        result.text = truncate_output(result.text, self.truncation)
+        return result
+
+    def _deliver(self, item: PreparedItem, result: ToolResult, results: dict[str, ToolResult]) -> None:
+        results[item.call_id] = result
+        self.ctx.ui.on_tool_result(item.call_id, item.func_name, result)
+
+
+def _denial(item: PreparedItem, decision: ApprovalDecision) -> ToolResult:
+    text = f"denied by user: {item.func_name} was not run"
+    if decision.feedback and decision.feedback.strip():
+        text += f"\n[user feedback: {decision.feedback.strip()}]"
+    # A denial is not a tool failure (the spec tracks it separately from is_error).
+    return ToolResult(text, is_error=False, structured={"status": "denied"})

@@ -1,0 +1,614 @@
+"""ChatSession: one conversation with a model, its tools and its storage.
+
+A turn: store the user message -> stream the model -> run the tool pipeline on its calls ->
+feed the results back -> repeat until the model answers without tool calls. Every message is
+stored as it happens; a cancelled or failed turn still leaves a consistent conversation (each
+tool call has a result message).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..executors.base import ToolContext
+from ..providers.base import (
+    ContentDelta,
+    ModelRequest,
+    Provider,
+    ProviderError,
+    ReasoningDelta,
+    StreamDone,
+    ToolCallDelta,
+    UsageUpdate,
+)
+from .pipeline import CANCELLED_TEXT, ApprovalPolicy, ToolOutcome, ToolPipeline
+from .prompts import build_system_prompt
+from .protocol import SessionUI
+from .registry import ToolRegistry, default_registry
+from .subagent import SubagentUI
+from .types import SessionState, StatusInfo, ToolCall, ToolResult
+
+if TYPE_CHECKING:
+    from ..config import Config
+    from ..storage.db import Storage
+
+log = logging.getLogger(__name__)
+
+MAX_TOOL_ROUNDS = 50  # per user turn in the main session; sub-agents use tools.agent_max_turns
+INTERRUPTED_TEXT = "interrupted: the session ended before this tool call returned a result"
+
+
+@dataclass
+class AssistantReply:
+    content: str = ""
+    reasoning: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    finish_reason: str = ""
+
+    def message(self) -> dict[str, Any]:
+        msg: dict[str, Any] = {"role": "assistant", "content": self.content or None}
+        if self.tool_calls:
+            msg["tool_calls"] = [
+                {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                for c in self.tool_calls
+            ]
+        return msg
+
+
+class ChatSession:
+    def __init__(
+        self,
+        config: Config,
+        provider: Provider,
+        ui: SessionUI,
+        storage: Storage | None = None,
+        registry: ToolRegistry | None = None,
+        mcp: Any | None = None,
+        session_id: str | None = None,
+        cwd: Path | str | None = None,
+        *,
+        agent_kind: str = "main",
+        skip_permissions: bool | None = None,
+        allow: set[str] | None = None,
+        supports_vision: bool | None = None,
+    ) -> None:
+        self.config = config
+        self.provider = provider
+        self.ui = ui
+        self.storage = storage
+        self.registry = registry or default_registry()
+        self.mcp = mcp
+        self.agent_kind = agent_kind
+        self.cwd = Path(cwd or Path.cwd()).resolve()
+        self._requested_id = session_id
+        self.session_id = session_id or ""
+        self.messages: list[dict[str, Any]] = []
+        self.system_prompt = ""
+        self.policy = ApprovalPolicy(
+            skip_permissions=config.tools.skip_permissions if skip_permissions is None else skip_permissions,
+            auto_approve=set(config.tools.allow) | set(allow or ()),
+        )
+        if supports_vision is None:
+            from ..providers.factory import supports_vision as provider_vision
+
+            supports_vision = provider_vision(config)
+        self.ctx = ToolContext(
+            config=config,
+            registry=self.registry,
+            cwd=self.cwd,
+            session_id=self.session_id,
+            ui=ui,
+            storage=storage,
+            provider=provider,
+            mcp=mcp,
+            supports_vision=supports_vision,
+            agent_kind=agent_kind,
+            run_subagent=self._run_subagent if agent_kind == "main" else None,
+            on_skill_loaded=self._on_skill_loaded,
+        )
+        self.state = SessionState.IDLE
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        self.last_answer = ""
+        self.max_tool_rounds = MAX_TOOL_ROUNDS if agent_kind == "main" else config.tools.agent_max_turns
+        self._skill: tuple[str, str] | None = None
+        self._memories = ""
+        self._turn_task: asyncio.Task[None] | None = None
+        self._turn_lock = asyncio.Lock()
+        self._cancel_requested = False
+        self._partial = AssistantReply()
+        self._pending_results: dict[str, ToolResult] = {}
+        self._tool_search: Any = None
+        self._remove_mcp_listener: Callable[[], None] | None = None
+        self.pipeline = ToolPipeline(
+            self.ctx,
+            _preparers(),
+            self.policy,
+            schema_for=self.schema_for,
+            mcp_preparer=_mcp_preparer(),
+            max_parallel=config.tools.max_parallel,
+            truncation=config.tools.truncation,
+        )
+
+    # --- lifecycle ----------------------------------------------------------------------
+    @property
+    def auto_approve(self) -> set[str]:
+        return self.policy.auto_approve
+
+    async def start(self) -> None:
+        """Create or resume the stored session and build the system prompt and tool list."""
+        if self.storage is not None:
+            existing = await self.storage.find_session(self._requested_id) if self._requested_id else None
+            if self._requested_id and existing is None:
+                raise ValueError(f"no stored session with id {self._requested_id!r}")
+            if existing:
+                self.session_id = existing["id"]
+                self.messages = repair_history(await self.storage.load_messages(self.session_id))
+            else:
+                self.session_id = await self.storage.create_session(
+                    model=self.provider.model, cwd=str(self.cwd)
+                )
+            if self.agent_kind == "main":
+                self._memories = await _memory_section(self.storage, self.session_id)
+        else:
+            self.session_id = self._requested_id or uuid.uuid4().hex[:12]
+        self.ctx.session_id = self.session_id
+        self._setup_tool_search()
+        if self.mcp is not None and hasattr(self.mcp, "add_listener"):
+            self._remove_mcp_listener = self.mcp.add_listener(lambda _event: self._on_mcp_change())
+        self._rebuild_system_prompt()
+        self._emit_status()
+
+    async def aclose(self) -> None:
+        if self._remove_mcp_listener:
+            self._remove_mcp_listener()
+            self._remove_mcp_listener = None
+        self.cancel()
+        if self._turn_task is not None:
+            await asyncio.gather(self._turn_task, return_exceptions=True)
+
+    def _rebuild_system_prompt(self) -> None:
+        catalog = self.mcp.system_catalog() if self.mcp is not None and hasattr(self.mcp, "system_catalog") else ""
+        self.system_prompt = build_system_prompt(
+            cwd=self.cwd,
+            model=self.provider.model,
+            agent_kind=self.agent_kind,
+            memories=self._memories,
+            mcp_catalog=catalog,
+            skill=self._skill,
+        )
+
+    def _on_skill_loaded(self, name: str, content: str) -> None:
+        self._skill = (name, content)
+        self._rebuild_system_prompt()
+
+    # --- tools available to the model -----------------------------------------------------
+    def _base_schemas(self) -> list[dict[str, Any]]:
+        if self.agent_kind == "task":
+            return self.registry.TASK_AGENT_TOOLS
+        if self.agent_kind == "plan":
+            return self.registry.AGENT_TOOLS
+        return self.registry.TOOLS
+
+    def _mcp_schemas(self) -> list[dict[str, Any]]:
+        if self.mcp is None or not hasattr(self.mcp, "tool_schemas"):
+            return []
+        return list(self.mcp.tool_schemas())
+
+    def _setup_tool_search(self) -> None:
+        if self.agent_kind != "main":
+            return
+        try:
+            from .tool_search import ToolSearchManager
+        except ImportError:
+            return
+        tools_cfg = self.config.tools
+        manager = ToolSearchManager(
+            self.registry.TOOLS,
+            self._mcp_schemas(),
+            mode=tools_cfg.search,
+            threshold=tools_cfg.search_threshold,
+            max_results=tools_cfg.search_max_results,
+        )
+        self._tool_search = manager
+        self.ctx.state["tool_search"] = manager
+
+    def _on_mcp_change(self) -> None:
+        if self._tool_search is not None:
+            self._tool_search.rebuild(self._mcp_schemas())
+        self._rebuild_system_prompt()
+        self._emit_status()
+
+    def visible_tool_schemas(self) -> list[dict[str, Any]]:
+        """What the model is sent this round (tool search may defer MCP tools)."""
+        if self._tool_search is not None and self._tool_search.active:
+            return list(self._tool_search.visible_schemas())
+        return [*self._base_schemas(), *self._mcp_schemas()]
+
+    def schema_for(self, name: str) -> dict[str, Any] | None:
+        for schema in self._base_schemas():
+            if schema["function"]["name"] == name:
+                return schema
+        if name == "tool_search" and self._tool_search is not None and self._tool_search.active:
+            from .tool_search import TOOL_SEARCH_SCHEMA
+
+            return TOOL_SEARCH_SCHEMA
+        if self.mcp is not None and hasattr(self.mcp, "tool_schema"):
+            return self.mcp.tool_schema(name)
+        return None
+
+    # --- turns --------------------------------------------------------------------------
+    @property
+    def busy(self) -> bool:
+        return self._turn_task is not None and not self._turn_task.done()
+
+    async def send(self, text: str) -> None:
+        """Run one whole turn for ``text``. Returns when the model has answered, failed or was cancelled."""
+        async with self._turn_lock:
+            self._cancel_requested = False
+            task = asyncio.create_task(self._run_turn(text), name=f"turn:{self.session_id}")
+            self._turn_task = task
+            try:
+                await asyncio.shield(task)
+            except asyncio.CancelledError:
+                # Our caller was cancelled (not a user interrupt): stop the turn and propagate.
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+                raise
+            finally:
+                self._turn_task = None
+
+    async def inject(self, text: str) -> None:
+        """A synthetic user message (a watch firing): runs as a turn once the session is free."""
+        await self.send(text)
+
+    def cancel(self) -> None:
+        """Interrupt the running turn: streaming stops, running tools are killed."""
+        if self._turn_task is not None and not self._turn_task.done():
+            self._cancel_requested = True
+            self._turn_task.cancel()
+
+    async def _run_turn(self, text: str) -> None:
+        ui = self.ui
+        ui.on_turn_start(text)
+        self.ctx.notify_sent_this_turn = 0
+        await self._append({"role": "user", "content": text})
+        try:
+            await self._loop()
+            self._set_state(SessionState.IDLE)
+        except asyncio.CancelledError:
+            await self._finish_cancelled()
+            self._set_state(SessionState.IDLE)
+            ui.on_info("Turn cancelled.")
+        except ProviderError as exc:
+            self._set_state(SessionState.ERROR)
+            ui.on_error(f"Model error: {exc}")
+        except Exception as exc:  # never let a bug kill the front end
+            log.exception("turn failed")
+            self._set_state(SessionState.ERROR)
+            ui.on_error(f"Internal error: {type(exc).__name__}: {exc}")
+        finally:
+            ui.on_turn_end()
+            self._emit_status()
+
+    async def _loop(self) -> None:
+        rounds = 0
+        while True:
+            self._set_state(SessionState.THINKING)
+            reply = await self._stream_reply()
+            self._partial = AssistantReply()
+            await self._append(reply.message())
+            if reply.content:
+                self.last_answer = reply.content
+            if not reply.tool_calls:
+                return
+            rounds += 1
+            results: dict[str, ToolResult] = {}
+            self._pending_results = results
+            outcomes = await self.pipeline.run(reply.tool_calls, results)
+            await self._store_outcomes(outcomes)
+            await self._plan_gate(outcomes)
+            if rounds >= self.max_tool_rounds:
+                note = f"stopped after {rounds} tool rounds (limit {self.max_tool_rounds})"
+                self.ui.on_info(note)
+                self.last_answer = (self.last_answer + f"\n\n[{note}]").strip()
+                return
+
+    async def _stream_reply(self) -> AssistantReply:
+        cfg = self.config.model
+        request = ModelRequest(
+            messages=self.wire_messages(),
+            tools=self.visible_tool_schemas(),
+            model=self.provider.model,
+            temperature=cfg.temperature,
+            max_tokens=cfg.max_tokens,
+            reasoning_effort=cfg.reasoning_effort,
+        )
+        reply = self._partial = AssistantReply()
+        pieces: dict[int, dict[str, str]] = {}
+        content: list[str] = []
+        reasoning: list[str] = []
+        ui = self.ui
+        try:
+            async for event in self.provider.stream(request):
+                if isinstance(event, ContentDelta):
+                    content.append(event.text)
+                    reply.content += event.text
+                    ui.on_content_token(event.text)
+                elif isinstance(event, ReasoningDelta):
+                    reasoning.append(event.text)
+                    ui.on_reasoning_token(event.text)
+                elif isinstance(event, ToolCallDelta):
+                    acc = pieces.setdefault(event.index, {"id": "", "name": "", "arguments": ""})
+                    if event.id:
+                        acc["id"] = event.id
+                    if event.name and event.name != acc["name"]:
+                        acc["name"] = event.name if not acc["name"] else acc["name"] + event.name
+                    acc["arguments"] += event.arguments
+                elif isinstance(event, UsageUpdate):
+                    if event.prompt_tokens:
+                        self.prompt_tokens = event.prompt_tokens
+                    self.completion_tokens += event.completion_tokens
+                    self._emit_status()
+                elif isinstance(event, StreamDone):
+                    reply.finish_reason = event.finish_reason
+        finally:
+            ui.on_message_end()
+        reply.content = "".join(content)
+        reply.reasoning = "".join(reasoning)
+        reply.tool_calls = [
+            ToolCall(id=p["id"] or f"call_{uuid.uuid4().hex[:12]}", name=p["name"], arguments=p["arguments"])
+            for _, p in sorted(pieces.items())
+            if p["name"]
+        ]
+        return reply
+
+    async def _store_outcomes(self, outcomes: list[ToolOutcome]) -> None:
+        images: list[dict[str, Any]] = []
+        for outcome in outcomes:
+            await self._append(tool_message(outcome.item.call_id, outcome.item.func_name, outcome.result))
+            if outcome.result.content_parts:
+                images.append({"type": "text", "text": f"[{outcome.item.func_name} returned this content]"})
+                images.extend(outcome.result.content_parts)
+        if images:
+            await self._append({"role": "user", "content": images})
+
+    async def _finish_cancelled(self) -> None:
+        """Make the stored conversation consistent after an interrupt."""
+        last = self.messages[-1] if self.messages else None
+        partial = self._partial
+        if last is not None and last.get("role") == "user" and (partial.content or partial.tool_calls):
+            text = (partial.content + "\n\n[interrupted by user]").strip()
+            await self._append({"role": "assistant", "content": text})
+        missing = _calls_without_results(self.messages)
+        results = self._pending_results
+        for call_id, name in missing:
+            result = results.get(call_id) or ToolResult(CANCELLED_TEXT, is_error=True)
+            await self._append(tool_message(call_id, name, result))
+
+    async def _plan_gate(self, outcomes: list[ToolOutcome]) -> None:
+        """After plan_agent, the user reviews the plan before the loop goes on."""
+        for outcome in outcomes:
+            if outcome.item.func_name != "plan_agent" or outcome.result.is_error:
+                continue
+            if outcome.result.structured and outcome.result.structured.get("status") in ("denied", "cancelled"):
+                continue
+            from ..executors.agents import plan_path
+
+            goal = str(outcome.item.args.get("goal") or outcome.item.args.get("prompt") or "")
+            plan_text = outcome.result.text
+            while True:
+                path = plan_path(self.ctx)
+                plan_text = path.read_text(encoding="utf-8") if path.exists() else plan_text
+                self._set_state(SessionState.ATTENTION)
+                review = await self.ui.review_plan(plan_text, str(path))
+                if review.action == "accept":
+                    note = "The user reviewed and ACCEPTED this plan. Proceed with it."
+                    break
+                if review.action == "reject":
+                    note = "The user REJECTED this plan. Do not carry it out; ask what they want instead."
+                    break
+                # annotate: refine the plan with the user's notes, then review again
+                refined = await self._refine_plan(goal, review.annotation)
+                if refined.is_error:
+                    note = f"Refining the plan failed: {refined.text}"
+                    break
+            await self._append(
+                {"role": "user", "content": f"[plan review] {note}\n\nPlan file: {path}"}
+            )
+
+    async def _refine_plan(self, goal: str, annotation: str) -> ToolResult:
+        from ..core.types import ExecContext
+
+        preparer = _preparers()["plan_agent"]
+        text = f"{goal}\n\nThe user annotated the previous plan; revise it accordingly:\n{annotation}"
+        item = await preparer(self.ctx, f"plan_{uuid.uuid4().hex[:8]}", {"goal": text})
+        if item.error or item.execute is None:
+            return ToolResult(item.error or "plan_agent could not run", is_error=True)
+        self.ui.on_info("Refining the plan with your annotation…")
+        return await item.execute(ExecContext(item.call_id, lambda _l, _s: None))
+
+    # --- sub-agents -----------------------------------------------------------------------
+    async def _run_subagent(self, kind: str, prompt: str) -> ToolResult:
+        if kind not in ("task", "plan"):
+            return ToolResult(f"unknown sub-agent kind {kind!r}", is_error=True)
+        sub_ui = SubagentUI(self.ui, kind)
+        sub = ChatSession(
+            self.config,
+            self.provider,
+            sub_ui,
+            storage=None,
+            registry=self.registry,
+            mcp=self.mcp,
+            cwd=self.cwd,
+            agent_kind=kind,
+            skip_permissions=self.policy.skip_permissions,
+            allow=set(self.registry.TASK_AUTO_TOOLS) | self.policy.auto_approve,
+            supports_vision=self.ctx.supports_vision,
+        )
+        sub.ctx.read_tracker = self.ctx.read_tracker
+        await sub.start()
+        try:
+            await sub.send(prompt)
+        finally:
+            await sub.aclose()
+        if sub_ui.errors:
+            return ToolResult(f"the {kind} sub-agent failed: {sub_ui.errors[-1]}", is_error=True)
+        return ToolResult(sub.last_answer or f"(the {kind} sub-agent produced no answer)")
+
+    # --- history --------------------------------------------------------------------------
+    def wire_messages(self) -> list[dict[str, Any]]:
+        return [{"role": "system", "content": self.system_prompt}, *self.messages]
+
+    async def _append(self, message: dict[str, Any]) -> None:
+        self.messages.append(message)
+        if self.storage is not None:
+            await self.storage.append_message(self.session_id, message)
+
+    async def compact(self) -> str:
+        """Replace the history by a model-written summary; returns the summary."""
+        if not self.messages:
+            return ""
+        request = ModelRequest(
+            messages=[
+                *self.wire_messages(),
+                {
+                    "role": "user",
+                    "content": "Summarize our conversation so far for your own later use: the goals, "
+                    "decisions, files touched, facts learned and open tasks. Be complete but concise.",
+                },
+            ],
+            tools=[],
+            model=self.provider.model,
+        )
+        parts: list[str] = []
+        async for event in self.provider.stream(request):
+            if isinstance(event, ContentDelta):
+                parts.append(event.text)
+        summary = "".join(parts).strip()
+        if not summary:
+            raise ProviderError("the model returned an empty summary; history left unchanged")
+        self.messages = [
+            {"role": "user", "content": f"[summary of the earlier conversation]\n{summary}"},
+            {"role": "assistant", "content": "Understood, I have the summary of our earlier conversation."},
+        ]
+        if self.storage is not None:
+            await self.storage.replace_messages(self.session_id, self.messages)
+        self.prompt_tokens = 0
+        self._emit_status()
+        return summary
+
+    def clear(self) -> None:
+        """Forget the in-memory history (the stored session keeps it)."""
+        self.messages = []
+
+    # --- status ---------------------------------------------------------------------------
+    def _set_state(self, state: SessionState) -> None:
+        self.state = state
+        self.ui.on_state(state)
+
+    def status(self) -> StatusInfo:
+        connected = total = 0
+        if self.mcp is not None and hasattr(self.mcp, "statuses"):
+            statuses = self.mcp.statuses()
+            total = len(statuses)
+            connected = sum(1 for s in statuses if str(getattr(s, "state", "")) == "connected")
+        return StatusInfo(
+            model=self.provider.model,
+            provider=self.provider.name,
+            state=self.state,
+            prompt_tokens=self.prompt_tokens,
+            completion_tokens=self.completion_tokens,
+            context_window=self.config.model.context_window,
+            mcp_connected=connected,
+            mcp_total=total,
+            session_id=self.session_id,
+        )
+
+    def _emit_status(self) -> None:
+        self.ui.on_status(self.status())
+
+
+# --- helpers -------------------------------------------------------------------------------
+
+
+def tool_message(call_id: str, name: str, result: ToolResult) -> dict[str, Any]:
+    msg: dict[str, Any] = {"role": "tool", "tool_call_id": call_id, "name": name, "content": result.text}
+    if result.is_error:
+        msg["is_error"] = True
+    return msg
+
+
+def _calls_without_results(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    answered = {m.get("tool_call_id") for m in messages if m.get("role") == "tool"}
+    missing: list[tuple[str, str]] = []
+    for m in messages:
+        for call in m.get("tool_calls") or []:
+            if call["id"] not in answered:
+                missing.append((call["id"], call.get("function", {}).get("name", "")))
+    return missing
+
+
+def repair_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Give every tool call a result (a process killed mid-turn leaves some without)."""
+    answered = {m.get("tool_call_id") for m in messages if m.get("role") == "tool"}
+    repaired: list[dict[str, Any]] = []
+    i = 0
+    while i < len(messages):
+        msg = messages[i]
+        repaired.append(msg)
+        i += 1
+        calls = msg.get("tool_calls") or []
+        if not calls:
+            continue
+        while i < len(messages) and messages[i].get("role") == "tool":
+            repaired.append(messages[i])
+            i += 1
+        for call in calls:
+            if call["id"] not in answered:
+                name = call.get("function", {}).get("name", "")
+                repaired.append(
+                    {"role": "tool", "tool_call_id": call["id"], "name": name, "content": INTERRUPTED_TEXT,
+                     "is_error": True}
+                )
+    return repaired
+
+
+async def _memory_section(storage: Storage, session_id: str) -> str:
+    try:
+        from ..executors.memory import memory_prompt_section
+    except ImportError:
+        return ""
+    try:
+        return await memory_prompt_section(storage, session_id)
+    except Exception:  # memories are a nicety; never block a session on them
+        log.exception("could not load memories")
+        return ""
+
+
+def _preparers() -> dict[str, Any]:
+    from ..executors.catalog import builtin_preparers
+
+    return builtin_preparers()
+
+
+def _mcp_preparer() -> Any:
+    try:
+        from ..executors.mcp_tools import prepare_mcp_tool
+    except ImportError:
+        return None
+    return prepare_mcp_tool
+
+
+def describe_args(arguments: str) -> str:
+    try:
+        return json.dumps(json.loads(arguments), indent=2)
+    except (json.JSONDecodeError, TypeError):
+        return arguments

@@ -1,0 +1,119 @@
+"""Headless front end: ``turnstone-tui -p PROMPT`` runs one turn without the full-screen UI.
+
+Assistant text goes to stdout; tool activity (headers, live output, results) to stderr.
+Tools that need approval are denied (with a message to the model) unless --skip-permissions
+or --allow TOOL was given.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+from .core.types import (
+    ApprovalDecision,
+    OutputStream,
+    PlanReview,
+    PreparedItem,
+    SessionState,
+    StatusInfo,
+    ToolResult,
+)
+
+DENIAL_FEEDBACK = (
+    "headless mode: this tool needs approval and no user can approve it "
+    "(the user may re-run with --skip-permissions or --allow {tools})"
+)
+
+
+class HeadlessUI:
+    def __init__(self, out: TextIO | None = None, err: TextIO | None = None, *, color: bool | None = None) -> None:
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self.errors: list[str] = []
+        self._wrote_content = False
+        self._in_reasoning = False
+        self._names: dict[str, str] = {}
+        use_color = self.err.isatty() if color is None else color
+        self._dim = "\x1b[2m" if use_color else ""
+        self._red = "\x1b[31m" if use_color else ""
+        self._reset = "\x1b[0m" if use_color else ""
+
+    def _log(self, text: str) -> None:
+        self.err.write(text + "\n")
+        self.err.flush()
+
+    def on_turn_start(self, user_text: str) -> None: ...
+
+    def on_content_token(self, text: str) -> None:
+        if self._in_reasoning:
+            self.err.write(self._reset + "\n")
+            self._in_reasoning = False
+        self.out.write(text)
+        self.out.flush()
+        self._wrote_content = True
+
+    def on_reasoning_token(self, text: str) -> None:
+        if not self._in_reasoning:
+            self.err.write(self._dim + "thinking: ")
+            self._in_reasoning = True
+        self.err.write(text)
+        self.err.flush()
+
+    def on_message_end(self) -> None:
+        if self._in_reasoning:
+            self.err.write(self._reset + "\n")
+            self._in_reasoning = False
+        if self._wrote_content:
+            self.out.write("\n")
+            self.out.flush()
+            self._wrote_content = False
+
+    def on_tools_prepared(self, items: list[PreparedItem]) -> None:
+        for item in items:
+            self._names[item.call_id] = item.func_name
+            self._log(f"▶ {item.header}")
+            if item.error:
+                self._log(f"  {self._red}error: {item.error}{self._reset}")
+
+    async def approve_tools(self, items: list[PreparedItem]) -> ApprovalDecision:
+        tools = " ".join(sorted({i.approval_label for i in items}))
+        for item in items:
+            self._log(f"  {self._red}denied (needs approval): {item.header}{self._reset}")
+        return ApprovalDecision(approved=False, feedback=DENIAL_FEEDBACK.format(tools=tools))
+
+    def on_tool_start(self, item: PreparedItem) -> None: ...
+
+    def on_tool_output_chunk(self, call_id: str, line: str, stream: OutputStream) -> None:
+        prefix = "│ " if stream == "stdout" else "│ [stderr] "
+        self.err.write(f"{self._dim}{prefix}{line.rstrip(chr(10))}{self._reset}\n")
+
+    def on_tool_result(self, call_id: str, name: str, result: ToolResult) -> None:
+        status = "error" if result.is_error else "ok"
+        if result.structured and isinstance(result.structured, dict) and result.structured.get("status"):
+            status = str(result.structured["status"])
+        first = result.text.strip().splitlines()[:1]
+        summary = (first[0][:160] if first else "")
+        if name == "bash":
+            summary = result.text.strip().splitlines()[-1] if result.text.strip() else ""
+        self._log(f"◀ {name} [{status}] {summary}")
+
+    async def review_plan(self, plan: str, path: str) -> PlanReview:
+        self._log(f"plan written to {path} (headless mode accepts plans without review)")
+        return PlanReview("accept")
+
+    def on_state(self, state: SessionState) -> None: ...
+    def on_status(self, status: StatusInfo) -> None: ...
+
+    def on_info(self, message: str) -> None:
+        if message.startswith("🔔"):
+            self.err.write("\a")
+        self._log(f"{self._dim}{message}{self._reset}")
+
+    def on_error(self, message: str) -> None:
+        self.errors.append(message)
+        self._log(f"{self._red}error: {message}{self._reset}")
+
+    def on_turn_end(self) -> None:
+        self.out.flush()
+        self.err.flush()

@@ -1,0 +1,187 @@
+"""Everything a front end needs to run sessions: config, storage, provider, MCP, watches.
+
+Both front ends (headless and the Textual app) build one Runtime and ask it for sessions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .config import Config
+from .core.protocol import SessionUI
+from .core.registry import ToolRegistry, default_registry
+from .core.session import ChatSession
+from .providers.base import Provider
+from .storage.db import Storage
+
+log = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass
+class RuntimeOptions:
+    mcp_config_path: str | None = None
+    skip_permissions: bool = False
+    allow: tuple[str, ...] = ()
+    cwd: Path | None = None
+    start_mcp: bool = True
+    start_watches: bool = True
+
+
+class Runtime:
+    def __init__(
+        self,
+        config: Config,
+        storage: Storage,
+        provider: Provider,
+        *,
+        mcp: Any | None = None,
+        registry: ToolRegistry | None = None,
+        options: RuntimeOptions | None = None,
+    ) -> None:
+        self.config = config
+        self.storage = storage
+        self.provider = provider
+        self.mcp = mcp
+        self.registry = registry or default_registry()
+        self.options = options or RuntimeOptions()
+        self.sessions: dict[str, ChatSession] = {}
+        self._watch_runner: Any = None
+        self._provider_listeners: list[Callable[[Provider], None]] = []
+
+    @classmethod
+    async def create(
+        cls, config: Config, *, provider: Provider | None = None, options: RuntimeOptions | None = None
+    ) -> Runtime:
+        """Open storage, make the provider and start MCP (in the background) and the watch runner."""
+        from .providers.factory import create_provider
+
+        options = options or RuntimeOptions()
+        registry = default_registry()  # raises ToolDefinitionError naming a bad file
+        storage = await Storage.open(config.resolved_db_path())
+        try:
+            provider = provider or create_provider(config)
+        except Exception:
+            await storage.close()
+            raise
+        mcp = None
+        if options.start_mcp:
+            mcp = await _start_mcp(config, options.mcp_config_path)
+        runtime = cls(config, storage, provider, mcp=mcp, registry=registry, options=options)
+        if options.start_watches:
+            runtime._start_watch_runner()
+        return runtime
+
+    async def create_session(self, ui: SessionUI, session_id: str | None = None) -> ChatSession:
+        session = ChatSession(
+            self.config,
+            self.provider,
+            ui,
+            storage=self.storage,
+            registry=self.registry,
+            mcp=self.mcp,
+            session_id=session_id,
+            cwd=self.options.cwd,
+            skip_permissions=self.options.skip_permissions or self.config.tools.skip_permissions,
+            allow=set(self.options.allow) | set(await self.persisted_allow()),
+        )
+        await session.start()
+        self.sessions[session.session_id] = session
+        return session
+
+    async def close_session(self, session: ChatSession) -> None:
+        self.sessions.pop(session.session_id, None)
+        await session.aclose()
+
+    async def list_sessions(self, limit: int = 50) -> list[dict[str, Any]]:
+        return await self.storage.list_sessions(limit)
+
+    async def search_history(self, query: str, limit: int = 30) -> list[dict[str, Any]]:
+        return await self.storage.search_messages(query, limit)
+
+    def model_aliases(self) -> list[str]:
+        return sorted(self.config.models)
+
+    async def switch_model(self, alias: str) -> Provider:
+        """Use ``[models.<alias>]`` (or a plain model name) for every session from now on."""
+        from .providers.factory import create_provider, resolve_model_alias
+
+        if alias in self.config.models:
+            new_config = resolve_model_alias(self.config, alias)
+        else:
+            new_config = dataclasses.replace(self.config, model=dataclasses.replace(self.config.model, name=alias))
+        provider = create_provider(new_config)
+        old = self.provider
+        self.config, self.provider = new_config, provider
+        for session in self.sessions.values():
+            session.config = new_config
+            session.provider = provider
+            session.ctx.provider = provider
+            session.ctx.config = new_config
+            session._rebuild_system_prompt()
+            session._emit_status()
+        if old is not provider:
+            with contextlib.suppress(Exception):
+                await old.aclose()
+        return provider
+
+    async def persist_allow(self, tool_names: set[str]) -> None:
+        """Remember "always allow" answers across sessions (revocable with /permissions)."""
+        current = set(await self.storage.get_setting("allow", []))
+        await self.storage.set_setting("allow", sorted(current | tool_names))
+
+    async def persisted_allow(self) -> list[str]:
+        return list(await self.storage.get_setting("allow", []))
+
+    async def revoke_allow(self, tool_name: str) -> None:
+        current = set(await self.storage.get_setting("allow", []))
+        current.discard(tool_name)
+        await self.storage.set_setting("allow", sorted(current))
+        for session in self.sessions.values():
+            session.policy.auto_approve.discard(tool_name)
+
+    # --- watches --------------------------------------------------------------------------
+    def _start_watch_runner(self) -> None:
+        try:
+            from .core.watch_runner import WatchRunner
+        except ImportError:
+            return
+        self._watch_runner = WatchRunner(self.storage, self._inject)
+        self._watch_runner.start()
+
+    async def _inject(self, session_id: str, text: str) -> None:
+        session = self.sessions.get(session_id)
+        if session is None:
+            log.info("watch fired for session %s which is not open; stored for later", session_id)
+            await self.storage.append_message(session_id, {"role": "user", "content": text})
+            return
+        asyncio.get_running_loop().create_task(session.inject(text))
+
+    async def aclose(self) -> None:
+        for session in list(self.sessions.values()):
+            await session.aclose()
+        if self._watch_runner is not None:
+            await self._watch_runner.aclose()
+        if self.mcp is not None:
+            with contextlib.suppress(Exception):
+                await self.mcp.aclose()
+        with contextlib.suppress(Exception):
+            await self.provider.aclose()
+        await self.storage.close()
+
+
+async def _start_mcp(config: Config, mcp_config_path: str | None) -> Any | None:
+    try:
+        from .mcp.manager import McpManager
+    except ImportError:
+        return None
+    manager = McpManager.from_config(config, mcp_config_path or config.mcp.config_path or None)
+    if not manager.statuses():
+        return manager
+    await manager.start()
+    return manager

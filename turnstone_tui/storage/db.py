@@ -1,0 +1,359 @@
+"""SQLite persistence (aiosqlite, WAL): sessions, messages with an FTS5 index, memories, watches.
+
+Every write commits at once, so a killed process loses nothing that was stored.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL DEFAULT '',
+    model TEXT NOT NULL DEFAULT '',
+    cwd TEXT NOT NULL DEFAULT '',
+    created REAL NOT NULL,
+    updated REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS messages (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    role TEXT NOT NULL,
+    content TEXT,
+    tool_calls TEXT,
+    tool_call_id TEXT,
+    name TEXT,
+    is_error INTEGER NOT NULL DEFAULT 0,
+    extra TEXT,
+    created REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS messages_session ON messages(session_id, id);
+CREATE VIRTUAL TABLE IF NOT EXISTS messages_fts USING fts5(
+    body, content='messages_search', content_rowid='id', tokenize='porter unicode61'
+);
+CREATE TABLE IF NOT EXISTS messages_search (
+    id INTEGER PRIMARY KEY,
+    body TEXT NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS messages_search_ai AFTER INSERT ON messages_search BEGIN
+    INSERT INTO messages_fts(rowid, body) VALUES (new.id, new.body);
+END;
+CREATE TRIGGER IF NOT EXISTS messages_search_ad AFTER DELETE ON messages_search BEGIN
+    INSERT INTO messages_fts(messages_fts, rowid, body) VALUES ('delete', old.id, old.body);
+END;
+CREATE TABLE IF NOT EXISTS memories (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    name TEXT NOT NULL,
+    content TEXT NOT NULL,
+    description TEXT NOT NULL DEFAULT '',
+    type TEXT NOT NULL DEFAULT 'project',
+    scope TEXT NOT NULL DEFAULT 'global',
+    scope_id TEXT NOT NULL DEFAULT '',
+    created REAL NOT NULL,
+    updated REAL NOT NULL,
+    UNIQUE(name, scope, scope_id)
+);
+CREATE TABLE IF NOT EXISTS watches (
+    id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    command TEXT NOT NULL,
+    poll_every REAL NOT NULL,
+    stop_on TEXT,
+    max_polls INTEGER NOT NULL,
+    polls INTEGER NOT NULL DEFAULT 0,
+    next_run REAL NOT NULL,
+    prev_output TEXT,
+    active INTEGER NOT NULL DEFAULT 1,
+    result TEXT,
+    created REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS watches_due ON watches(active, next_run);
+CREATE TABLE IF NOT EXISTS settings (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+"""
+
+
+def _search_body(message: dict[str, Any]) -> str:
+    """The text of a message that recall / /history search over."""
+    parts: list[str] = []
+    content = message.get("content")
+    if isinstance(content, str):
+        parts.append(content)
+    elif isinstance(content, list):
+        parts.extend(p.get("text", "") for p in content if isinstance(p, dict))
+    for call in message.get("tool_calls") or []:
+        fn = call.get("function", {})
+        parts.append(f"{fn.get('name', '')} {fn.get('arguments', '')}")
+    return "\n".join(p for p in parts if p)
+
+
+class Storage:
+    def __init__(self, conn: aiosqlite.Connection, path: Path) -> None:
+        self._conn = conn
+        self.path = path
+
+    @classmethod
+    async def open(cls, path: Path | str) -> Storage:
+        path = Path(path)
+        if str(path) != ":memory:":
+            path.parent.mkdir(parents=True, exist_ok=True)
+        conn = await aiosqlite.connect(str(path))
+        conn.row_factory = aiosqlite.Row
+        await conn.execute("PRAGMA journal_mode=WAL")
+        await conn.execute("PRAGMA synchronous=NORMAL")
+        await conn.execute("PRAGMA foreign_keys=ON")
+        await conn.execute("PRAGMA busy_timeout=5000")
+        await conn.executescript(SCHEMA)
+        await conn.commit()
+        return cls(conn, path)
+
+    async def close(self) -> None:
+        await self._conn.close()
+
+    @property
+    def conn(self) -> aiosqlite.Connection:
+        return self._conn
+
+    # --- sessions -----------------------------------------------------------------------
+    async def create_session(
+        self, session_id: str | None = None, *, name: str = "", model: str = "", cwd: str = ""
+    ) -> str:
+        sid = session_id or uuid.uuid4().hex[:12]
+        now = time.time()
+        await self._conn.execute(
+            "INSERT INTO sessions(id, name, model, cwd, created, updated) VALUES (?,?,?,?,?,?)",
+            (sid, name, model, cwd, now, now),
+        )
+        await self._conn.commit()
+        return sid
+
+    async def get_session(self, session_id: str) -> dict[str, Any] | None:
+        async with self._conn.execute("SELECT * FROM sessions WHERE id = ?", (session_id,)) as cur:
+            row = await cur.fetchone()
+        return dict(row) if row else None
+
+    async def find_session(self, prefix: str) -> dict[str, Any] | None:
+        """A session by exact id, or by a unique id prefix."""
+        exact = await self.get_session(prefix)
+        if exact:
+            return exact
+        async with self._conn.execute(
+            "SELECT * FROM sessions WHERE id LIKE ? ORDER BY updated DESC LIMIT 2", (prefix + "%",)
+        ) as cur:
+            rows = await cur.fetchall()
+        return dict(rows[0]) if len(rows) == 1 else None
+
+    async def list_sessions(self, limit: int = 50) -> list[dict[str, Any]]:
+        sql = """
+            SELECT s.*, (SELECT COUNT(*) FROM messages m WHERE m.session_id = s.id) AS message_count,
+                   (SELECT content FROM messages m WHERE m.session_id = s.id AND m.role = 'user'
+                    ORDER BY m.id LIMIT 1) AS first_prompt
+            FROM sessions s ORDER BY s.updated DESC LIMIT ?
+        """
+        async with self._conn.execute(sql, (limit,)) as cur:
+            return [dict(r) for r in await cur.fetchall()]
+
+    async def update_session(self, session_id: str, **fields: Any) -> None:
+        allowed = {k: v for k, v in fields.items() if k in ("name", "model", "cwd")}
+        allowed["updated"] = time.time()
+        cols = ", ".join(f"{k} = ?" for k in allowed)
+        await self._conn.execute(f"UPDATE sessions SET {cols} WHERE id = ?", (*allowed.values(), session_id))
+        await self._conn.commit()
+
+    # --- messages -----------------------------------------------------------------------
+    async def append_message(self, session_id: str, message: dict[str, Any]) -> int:
+        content = message.get("content")
+        stored_content = content if isinstance(content, str) or content is None else json.dumps(content)
+        extra = {k: v for k, v in message.items() if k not in _MESSAGE_COLUMNS}
+        now = time.time()
+        cur = await self._conn.execute(
+            "INSERT INTO messages(session_id, role, content, tool_calls, tool_call_id, name, is_error, extra,"
+            " created) VALUES (?,?,?,?,?,?,?,?,?)",
+            (
+                session_id,
+                message["role"],
+                stored_content,
+                json.dumps(message["tool_calls"]) if message.get("tool_calls") else None,
+                message.get("tool_call_id"),
+                message.get("name"),
+                1 if message.get("is_error") else 0,
+                json.dumps({**extra, "_content_json": not isinstance(content, str) and content is not None})
+                if extra or (content is not None and not isinstance(content, str))
+                else None,
+                now,
+            ),
+        )
+        row_id = cur.lastrowid or 0
+        body = _search_body(message)
+        if body and message["role"] != "system":
+            await self._conn.execute("INSERT INTO messages_search(id, body) VALUES (?, ?)", (row_id, body))
+        await self._conn.execute("UPDATE sessions SET updated = ? WHERE id = ?", (now, session_id))
+        await self._conn.commit()
+        return row_id
+
+    async def load_messages(self, session_id: str) -> list[dict[str, Any]]:
+        async with self._conn.execute(
+            "SELECT * FROM messages WHERE session_id = ? ORDER BY id", (session_id,)
+        ) as cur:
+            rows = await cur.fetchall()
+        return [_row_to_message(r) for r in rows]
+
+    async def replace_messages(self, session_id: str, messages: list[dict[str, Any]]) -> None:
+        """Rewrite a session's history (used by /compact)."""
+        await self._conn.execute(
+            "DELETE FROM messages_search WHERE id IN (SELECT id FROM messages WHERE session_id = ?)",
+            (session_id,),
+        )
+        await self._conn.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
+        await self._conn.commit()
+        for message in messages:
+            await self.append_message(session_id, message)
+
+    async def search_messages(self, query: str, limit: int = 20) -> list[dict[str, Any]]:
+        """FTS5 search over every session; newest first among the best matches."""
+        fts_query = _fts_query(query)
+        if not fts_query:
+            return []
+        sql = """
+            SELECT m.id, m.session_id, m.role, m.name, m.created, s.name AS session_name,
+                   snippet(messages_fts, 0, '[', ']', ' … ', 16) AS snippet, bm25(messages_fts) AS rank
+            FROM messages_fts
+            JOIN messages m ON m.id = messages_fts.rowid
+            JOIN sessions s ON s.id = m.session_id
+            WHERE messages_fts MATCH ?
+            ORDER BY rank, m.id DESC LIMIT ?
+        """
+        async with self._conn.execute(sql, (fts_query, limit)) as cur:
+            return [dict(r) for r in await cur.fetchall()]
+
+    # --- memories -----------------------------------------------------------------------
+    async def save_memory(
+        self,
+        name: str,
+        content: str,
+        *,
+        description: str = "",
+        type: str = "project",  # noqa: A002 - the spec's field name
+        scope: str = "global",
+        scope_id: str = "",
+    ) -> bool:
+        """Insert or update; returns True when it replaced an existing memory."""
+        now = time.time()
+        existing = await self.get_memory(name, scope=scope, scope_id=scope_id)
+        await self._conn.execute(
+            "INSERT INTO memories(name, content, description, type, scope, scope_id, created, updated)"
+            " VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(name, scope, scope_id) DO UPDATE SET"
+            " content=excluded.content, description=excluded.description, type=excluded.type,"
+            " updated=excluded.updated",
+            (name, content, description, type, scope, scope_id, now, now),
+        )
+        await self._conn.commit()
+        return existing is not None
+
+    async def get_memory(self, name: str, *, scope: str | None = None, scope_id: str = "") -> dict | None:
+        if scope is None:
+            sql, params = "SELECT * FROM memories WHERE name = ? ORDER BY updated DESC LIMIT 1", (name,)
+        else:
+            sql = "SELECT * FROM memories WHERE name = ? AND scope = ? AND scope_id = ?"
+            params = (name, scope, scope_id)
+        async with self._conn.execute(sql, params) as cur:
+            row = await cur.fetchone()
+        return dict(row) if row else None
+
+    async def list_memories(
+        self, *, visible_to: str = "", type: str | None = None, limit: int = 1000  # noqa: A002
+    ) -> list[dict[str, Any]]:
+        """Global and user memories plus the workstream memories of session ``visible_to``."""
+        sql = "SELECT * FROM memories WHERE (scope != 'workstream' OR scope_id = ?)"
+        params: list[Any] = [visible_to]
+        if type:
+            sql += " AND type = ?"
+            params.append(type)
+        sql += " ORDER BY updated DESC LIMIT ?"
+        params.append(limit)
+        async with self._conn.execute(sql, params) as cur:
+            return [dict(r) for r in await cur.fetchall()]
+
+    async def delete_memory(self, name: str, *, scope: str | None = None, scope_id: str = "") -> int:
+        if scope is None:
+            cur = await self._conn.execute("DELETE FROM memories WHERE name = ?", (name,))
+        else:
+            cur = await self._conn.execute(
+                "DELETE FROM memories WHERE name = ? AND scope = ? AND scope_id = ?", (name, scope, scope_id)
+            )
+        await self._conn.commit()
+        return cur.rowcount
+
+    # --- watches ------------------------------------------------------------------------
+    async def add_watch(self, watch: dict[str, Any]) -> None:
+        cols = ", ".join(watch)
+        marks = ", ".join("?" for _ in watch)
+        await self._conn.execute(f"INSERT INTO watches({cols}) VALUES ({marks})", tuple(watch.values()))
+        await self._conn.commit()
+
+    async def list_watches(
+        self, session_id: str | None = None, *, active_only: bool = True
+    ) -> list[dict[str, Any]]:
+        sql, params = "SELECT * FROM watches WHERE 1=1", []
+        if session_id is not None:
+            sql += " AND session_id = ?"
+            params.append(session_id)
+        if active_only:
+            sql += " AND active = 1"
+        sql += " ORDER BY created"
+        async with self._conn.execute(sql, params) as cur:
+            return [dict(r) for r in await cur.fetchall()]
+
+    async def update_watch(self, watch_id: str, **fields: Any) -> None:
+        cols = ", ".join(f"{k} = ?" for k in fields)
+        await self._conn.execute(f"UPDATE watches SET {cols} WHERE id = ?", (*fields.values(), watch_id))
+        await self._conn.commit()
+
+    # --- settings -----------------------------------------------------------------------
+    async def get_setting(self, key: str, default: Any = None) -> Any:
+        async with self._conn.execute("SELECT value FROM settings WHERE key = ?", (key,)) as cur:
+            row = await cur.fetchone()
+        return json.loads(row[0]) if row else default
+
+    async def set_setting(self, key: str, value: Any) -> None:
+        await self._conn.execute(
+            "INSERT INTO settings(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+            (key, json.dumps(value)),
+        )
+        await self._conn.commit()
+
+
+_MESSAGE_COLUMNS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name", "is_error"})
+
+
+def _row_to_message(row: aiosqlite.Row) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": row["role"], "content": row["content"]}
+    extra = json.loads(row["extra"]) if row["extra"] else {}
+    if extra.pop("_content_json", False) and row["content"] is not None:
+        message["content"] = json.loads(row["content"])
+    if row["tool_calls"]:
+        message["tool_calls"] = json.loads(row["tool_calls"])
+    if row["tool_call_id"]:
+        message["tool_call_id"] = row["tool_call_id"]
+    if row["name"]:
+        message["name"] = row["name"]
+    if row["is_error"]:
+        message["is_error"] = True
+    message.update(extra)
+    return message
+
+
+def _fts_query(query: str) -> str:
+    """Turn free text into a safe FTS5 query: each word quoted, all must match."""
+    words = [w.replace('"', '""') for w in query.split() if w.strip()]
+    return " ".join(f'"{w}"' for w in words)
