@@ -99,3 +99,9 @@ def test_invalid_definitions_are_rejected(tmp_path: Path, data: object, message:
     with pytest.raises(ToolDefinitionError, match=message) as err:
         load_registry([path])
     assert str(path) in str(err.value)
+
+
+def test_every_builtin_tool_and_tool_search_has_a_preparer() -> None:
+    from turnstone_tui.executors.catalog import builtin_preparers
+
+    assert set(builtin_preparers()) == set(SUMMARY) | {"tool_search"}

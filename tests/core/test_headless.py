@@ -1,0 +1,157 @@
+"""`turnstone-tui -p` as a user runs it: a real subprocess against the scripted model server."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.model_server import Reply, ScriptedModelServer
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def cli_env(tmp_path: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_BASE_URL"))}
+    env["HOME"] = str(tmp_path / "home")
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "home" / ".config")
+    env["XDG_DATA_HOME"] = str(tmp_path / "home" / ".local" / "share")
+    env.pop("TURNSTONE_CONFIG", None)
+    return env
+
+
+def run_cli(args: list[str], tmp_path: Path, *, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "turnstone_tui.cli", *args],
+        cwd=tmp_path,
+        env=cli_env(tmp_path),
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+
+
+def base_args(server: ScriptedModelServer, tmp_path: Path, provider: str) -> list[str]:
+    url = server.openai_base_url if provider == "openai" else server.anthropic_base_url
+    return ["--provider", provider, "--base-url", url, "--api-key", "test-key", "--model", "test-model",
+            "--db", str(tmp_path / "t.db")]
+
+
+THREE_TURNS = [
+    Reply.tools([("bash", {"command": "echo from-bash"}), ("read_file", {"path": "data.txt"})]),
+    Reply.tools([("bash", {"command": "echo second-round"})]),
+    Reply.text("All done: from-bash and second-round."),
+]
+
+
+def tool_results(body: dict, provider: str) -> list[str]:
+    """The tool results a request carried, as text, in either wire protocol."""
+    out: list[str] = []
+    for m in body["messages"]:
+        if provider == "openai" and m["role"] == "tool":
+            out.append(m["content"])
+        if provider == "anthropic" and isinstance(m.get("content"), list):
+            for block in m["content"]:
+                if block.get("type") == "tool_result":
+                    content = block.get("content")
+                    out.append(content if isinstance(content, str) else json.dumps(content))
+    return out
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_three_turn_conversation_with_parallel_tools(provider: str, tmp_path: Path) -> None:
+    (tmp_path / "data.txt").write_text("the data file\n")
+    with ScriptedModelServer(THREE_TURNS) as server:
+        proc = run_cli([*base_args(server, tmp_path, provider), "--allow", "bash", "-p", "do the thing"], tmp_path)
+        requests = server.model_requests()
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "All done: from-bash and second-round."
+    assert "▶ bash: echo from-bash" in proc.stderr and "from-bash" in proc.stderr
+    assert len(requests) == 3
+    path = "/v1/chat/completions" if provider == "openai" else "/v1/messages"
+    assert all(r.path.endswith(path) for r in requests)
+    first, second, third = (r.body for r in requests)
+    # the tool schemas were sent, without turnstone's metadata keys
+    tools = first["tools"]
+    names = {t["function"]["name"] if provider == "openai" else t["name"] for t in tools}
+    assert {"bash", "read_file", "edit_file"} <= names
+    assert "auto_approve" not in json.dumps(tools) and "primary_key" not in json.dumps(tools)
+    # both parallel results came back in the second request, the third carries all three
+    results = tool_results(second, provider)
+    assert len(results) == 2
+    assert any("from-bash" in r for r in results) and any("the data file" in r for r in results)
+    assert len(tool_results(third, provider)) == 3
+    assert any("second-round" in r for r in tool_results(third, provider))
+
+
+def test_tools_needing_approval_are_denied_without_allow(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    with ScriptedModelServer([Reply.tools([("bash", {"command": f"touch {marker}"})]), Reply.text("ok")]) as s:
+        proc = run_cli([*base_args(s, tmp_path, "openai"), "-p", "x"], tmp_path)
+        second = s.model_requests()[1].body
+    assert proc.returncode == 0 and not marker.exists()
+    assert "denied" in proc.stderr
+    assert "--skip-permissions" in tool_results(second, "openai")[0]
+
+
+def test_prompt_from_stdin(tmp_path: Path) -> None:
+    with ScriptedModelServer([Reply.text("read it")]) as s:
+        proc = run_cli([*base_args(s, tmp_path, "openai"), "-p", "-"], tmp_path, stdin="prompt via stdin\n")
+        body = s.model_requests()[0].body
+    assert proc.returncode == 0 and proc.stdout.strip() == "read it"
+    assert body["messages"][-1]["content"].strip() == "prompt via stdin"
+
+
+def test_provider_failure_exits_non_zero_with_one_line(tmp_path: Path) -> None:
+    with ScriptedModelServer([Reply.error(401, "bad key")]) as s:
+        proc = run_cli([*base_args(s, tmp_path, "openai"), "-p", "x"], tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines()[-1].startswith("turnstone-tui: error:")
+    assert "Traceback" not in proc.stderr
+
+
+def test_resume_continues_a_stored_session(tmp_path: Path) -> None:
+    with ScriptedModelServer([Reply.text("first answer"), Reply.text("second answer")]) as s:
+        first = run_cli([*base_args(s, tmp_path, "openai"), "-p", "remember 42"], tmp_path)
+        session_id = first.stderr.split("session: ")[1].split()[0]
+        second = run_cli([*base_args(s, tmp_path, "openai"), "--resume", session_id, "-p", "what number?"], tmp_path)
+        body = s.model_requests()[1].body
+    assert second.returncode == 0, second.stderr
+    contents = [m["content"] for m in body["messages"] if m["role"] != "system"]
+    assert contents == ["remember 42", "first answer", "what number?"]
+
+
+def test_resume_after_the_process_is_killed_mid_turn(tmp_path: Path) -> None:
+    script = [Reply.tools([("bash", {"command": "sleep 60"})]), Reply.text("resumed fine")]
+    with ScriptedModelServer(script) as s:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "turnstone_tui.cli", *base_args(s, tmp_path, "openai"), "--skip-permissions",
+             "-p", "start a long job"],
+            cwd=tmp_path, env=cli_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            start_new_session=True,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and len(s.model_requests()) < 1:
+            time.sleep(0.05)
+        time.sleep(1.0)  # the bash call is running now
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(10)
+        import sqlite3
+
+        db = sqlite3.connect(tmp_path / "t.db")
+        (session_id,) = db.execute("SELECT id FROM sessions").fetchone()
+        db.close()
+        resumed = run_cli([*base_args(s, tmp_path, "openai"), "--resume", session_id, "-p", "continue"], tmp_path)
+        body = s.model_requests()[-1].body
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.stdout.strip() == "resumed fine"
+    roles = [m["role"] for m in body["messages"]]
+    assert roles == ["system", "user", "assistant", "tool", "user"]
+    assert "interrupted" in body["messages"][3]["content"]

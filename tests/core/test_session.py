@@ -1,0 +1,262 @@
+"""ChatSession end to end: real provider SDK -> scripted model server, real tools, real SQLite."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.model_server import Reply, ScriptedModelServer
+from tests.helpers.recording_ui import RecordingUI
+from turnstone_tui.config import Config
+from turnstone_tui.core.session import ChatSession
+from turnstone_tui.core.types import ApprovalDecision, PlanReview
+from turnstone_tui.providers.factory import create_provider
+from turnstone_tui.storage.db import Storage
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def make_config(server: ScriptedModelServer, tmp_path: Path, *, provider: str = "openai") -> Config:
+    cfg = Config()
+    cfg.model.provider = provider
+    cfg.api.base_url = server.openai_base_url if provider == "openai" else server.anthropic_base_url
+    cfg.api.api_key = "test-key"
+    cfg.model.name = "test-model"
+    cfg.model.retries = 2
+    cfg.model.retry_base_delay = 0.01
+    cfg.db_path = str(tmp_path / "t.db")
+    return cfg
+
+
+async def new_session(
+    cfg: Config, ui: RecordingUI, tmp_path: Path, *, storage: Storage | None = None, **kw: object
+) -> ChatSession:
+    session = ChatSession(cfg, create_provider(cfg), ui, storage=storage, cwd=tmp_path, **kw)  # type: ignore[arg-type]
+    await session.start()
+    return session
+
+
+def tool_messages(body: dict) -> list[dict]:
+    return [m for m in body["messages"] if m["role"] == "tool"]
+
+
+async def test_text_answer_streams_and_is_sent_with_tools_and_system(model_server, tmp_path) -> None:
+    model_server.script([Reply.text("Hello there!", reasoning="let me think")])
+    ui = RecordingUI()
+    session = await new_session(make_config(model_server, tmp_path), ui, tmp_path)
+    await session.send("hi")
+    assert ui.text == "Hello there!" and "".join(ui.reasoning) == "let me think"
+    body = model_server.model_requests()[0].body
+    assert body["messages"][0]["role"] == "system" and "turnstone" in body["messages"][0]["content"]
+    assert body["messages"][-1] == {"role": "user", "content": "hi"}
+    sent = {t["function"]["name"]: t["function"] for t in body["tools"]}
+    assert len(sent) == 19 and "bash" in sent
+    for fn in sent.values():
+        assert not {"agent", "task_agent", "auto_approve", "primary_key"} & set(fn)
+    assert session.messages[-1] == {"role": "assistant", "content": "Hello there!"}
+
+
+async def test_parallel_tool_calls_run_and_results_go_back(model_server, tmp_path) -> None:
+    (tmp_path / "notes.txt").write_text("alpha\nbeta\n")
+    model_server.script(
+        [
+            Reply.tools([("bash", {"command": "echo one; echo two"}), ("read_file", {"path": "notes.txt"})]),
+            Reply.text("Done."),
+        ]
+    )
+    ui = RecordingUI()
+    session = await new_session(make_config(model_server, tmp_path), ui, tmp_path)
+    await session.send("go")
+    assert ui.text == "Done."
+    # bash needed approval, read_file did not
+    assert [[i.func_name for i in batch] for batch in ui.approval_requests] == [["bash"]]
+    bash_id = ui.approval_requests[0][0].call_id
+    assert [line for line, _ in ui.chunks[bash_id]] == ["one", "two"]
+    second = model_server.model_requests()[1].body
+    results = {m["tool_call_id"]: m["content"] for m in tool_messages(second)}
+    assert len(results) == 2
+    assert "one\ntwo" in results[bash_id] and "[exit code: 0]" in results[bash_id]
+    assert any("alpha" in text and "beta" in text for text in results.values())
+
+
+async def test_bare_string_arguments_use_the_primary_key(model_server, tmp_path) -> None:
+    model_server.script([Reply.tools([("bash", "echo fallback-works")]), Reply.text("ok")])
+    ui = RecordingUI()
+    session = await new_session(make_config(model_server, tmp_path), ui, tmp_path)
+    await session.send("x")
+    (result,) = tool_messages(model_server.model_requests()[1].body)
+    assert "fallback-works" in result["content"]
+
+
+async def test_garbage_arguments_give_the_model_a_clear_error(model_server, tmp_path) -> None:
+    model_server.script([Reply.tools([("write_file", "{not json at all")]), Reply.text("sorry")])
+    ui = RecordingUI()
+    session = await new_session(make_config(model_server, tmp_path), ui, tmp_path)
+    await session.send("x")
+    (result,) = tool_messages(model_server.model_requests()[1].body)
+    assert "not valid JSON" in result["content"]
+    assert ui.approval_requests == []  # nothing to approve: the call never became runnable
+    assert ui.text == "sorry"
+
+
+async def test_denial_with_feedback_reaches_the_model_and_nothing_runs(model_server, tmp_path) -> None:
+    marker = tmp_path / "ran"
+    model_server.script([Reply.tools([("bash", {"command": f"touch {marker}"})]), Reply.text("ok")])
+    ui = RecordingUI(approvals=[ApprovalDecision(approved=False, feedback="use python instead")])
+    session = await new_session(make_config(model_server, tmp_path), ui, tmp_path)
+    await session.send("x")
+    assert not marker.exists()
+    (result,) = tool_messages(model_server.model_requests()[1].body)
+    assert "denied by user" in result["content"] and "use python instead" in result["content"]
+
+
+async def test_approval_feedback_is_appended_to_the_result(model_server, tmp_path) -> None:
+    model_server.script([Reply.tools([("bash", {"command": "echo hi"})]), Reply.text("ok")])
+    ui = RecordingUI(approvals=[ApprovalDecision(approved=True, feedback="and be quick")])
+    session = await new_session(make_config(model_server, tmp_path), ui, tmp_path)
+    await session.send("x")
+    (result,) = tool_messages(model_server.model_requests()[1].body)
+    assert "hi" in result["content"] and "and be quick" in result["content"]
+
+
+async def test_always_auto_approves_that_tool_only(model_server, tmp_path) -> None:
+    model_server.script(
+        [
+            Reply.tools([("bash", {"command": "echo 1"})]),
+            Reply.tools([("bash", {"command": "echo 2"}), ("write_file", {"path": "f.txt", "content": "x"})]),
+            Reply.text("ok"),
+        ]
+    )
+    ui = RecordingUI(approvals=[ApprovalDecision(approved=True, always=frozenset({"bash"}))])
+    session = await new_session(make_config(model_server, tmp_path), ui, tmp_path)
+    await session.send("x")
+    assert "bash" in session.auto_approve
+    # the second batch asked only about write_file: bash was auto-approved
+    assert [[i.func_name for i in b] for b in ui.approval_requests] == [["bash"], ["write_file"]]
+    assert (tmp_path / "f.txt").read_text() == "x"
+
+
+async def test_skip_permissions_approves_everything(model_server, tmp_path) -> None:
+    model_server.script([Reply.tools([("write_file", {"path": "g.txt", "content": "y"})]), Reply.text("ok")])
+    ui = RecordingUI()
+    session = await new_session(make_config(model_server, tmp_path), ui, tmp_path, skip_permissions=True)
+    await session.send("x")
+    assert ui.approval_requests == [] and (tmp_path / "g.txt").read_text() == "y"
+
+
+async def test_at_most_four_tools_run_at_once(model_server, tmp_path) -> None:
+    live = tmp_path / "live"
+    live.mkdir()
+    cmd = (
+        f"touch {live}/$$; sleep 0.4; ls {live} | wc -l > {tmp_path}/count_$$; sleep 0.4; rm {live}/$$"
+    )
+    model_server.script([Reply.tools([("bash", {"command": cmd})] * 6), Reply.text("ok")])
+    ui = RecordingUI()
+    session = await new_session(make_config(model_server, tmp_path), ui, tmp_path, skip_permissions=True)
+    await session.send("x")
+    counts = [int(p.read_text()) for p in tmp_path.glob("count_*")]
+    assert len(counts) == 6
+    assert max(counts) == 4  # four ran together, never five or six
+
+
+async def test_cancel_kills_running_tools_and_keeps_the_conversation_consistent(model_server, tmp_path) -> None:
+    pid_file = tmp_path / "pid"
+    model_server.script(
+        [Reply.tools([("bash", {"command": f"echo $$ > {pid_file}; sleep 30"}), ("bash", {"command": "sleep 30"})])]
+    )
+    ui = RecordingUI()
+    storage = await Storage.open(tmp_path / "t.db")
+    session = await new_session(make_config(model_server, tmp_path), ui, tmp_path, storage=storage,
+                                skip_permissions=True)
+    turn = asyncio.create_task(session.send("x"))
+    for _ in range(200):
+        if pid_file.exists() and pid_file.read_text().strip():
+            break
+        await asyncio.sleep(0.02)
+    pid = int(pid_file.read_text())
+    session.cancel()
+    await asyncio.wait_for(turn, 10)
+    await asyncio.sleep(0.2)
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    assert "Turn cancelled." in ui.infos
+    stored = await storage.load_messages(session.session_id)
+    calls = [c["id"] for c in stored[1]["tool_calls"]]
+    results = {m["tool_call_id"]: m for m in stored if m["role"] == "tool"}
+    assert set(results) == set(calls)
+    assert all("cancelled by user" in m["content"] for m in results.values())
+    # the session goes on: the next turn sends the consistent history
+    model_server.script([Reply.text("fine")])
+    await session.send("again")
+    body = model_server.model_requests()[-1].body
+    assert [m["role"] for m in body["messages"]] == ["system", "user", "assistant", "tool", "tool", "user"]
+    await storage.close()
+
+
+async def test_cancel_during_streaming_keeps_partial_answer(model_server, tmp_path) -> None:
+    model_server.script([Reply.text("word " * 200, chunk_size=5, delay=0.02)])
+    ui = RecordingUI()
+    session = await new_session(make_config(model_server, tmp_path), ui, tmp_path)
+    turn = asyncio.create_task(session.send("talk"))
+    while len(ui.content) < 5:
+        await asyncio.sleep(0.01)
+    session.cancel()
+    await asyncio.wait_for(turn, 5)
+    last = session.messages[-1]
+    assert last["role"] == "assistant" and last["content"].endswith("[interrupted by user]")
+    assert len(ui.text) < len("word " * 200)
+
+
+async def test_long_output_is_truncated_head_and_tail(model_server, tmp_path) -> None:
+    model_server.script([Reply.tools([("bash", {"command": "seq 1 100000"})]), Reply.text("ok")])
+    cfg = make_config(model_server, tmp_path)
+    cfg.tools.truncation = 2000
+    ui = RecordingUI()
+    session = await new_session(cfg, ui, tmp_path, skip_permissions=True)
+    await session.send("x")
+    (result,) = tool_messages(model_server.model_requests()[1].body)
+    text = result["content"]
+    assert len(text) < 2300
+    assert text.startswith("1\n2\n3\n") and "100000" in text and "truncated" in text
+
+
+async def test_provider_500_is_retried_then_answers(model_server, tmp_path) -> None:
+    model_server.script([Reply.error(500), Reply.text("recovered")])
+    ui = RecordingUI()
+    session = await new_session(make_config(model_server, tmp_path), ui, tmp_path)
+    await session.send("x")
+    assert ui.text == "recovered" and len(model_server.model_requests()) == 2 and ui.errors == []
+
+
+async def test_provider_failure_is_reported_and_the_session_survives(model_server, tmp_path) -> None:
+    model_server.script([Reply.error(500)] * 3 + [Reply.text("back")])
+    ui = RecordingUI()
+    session = await new_session(make_config(model_server, tmp_path), ui, tmp_path)
+    await session.send("x")
+    assert ui.errors and "500" in ui.errors[0]
+    await session.send("y")
+    assert ui.text == "back"
+
+
+async def test_plan_gate_annotate_refines_then_accept(model_server, tmp_path) -> None:
+    model_server.script(
+        [
+            Reply.tools([("plan_agent", {"goal": "add a feature"})]),
+            Reply.text("# Plan v1\n1. do it"),  # the plan sub-agent's answer
+            Reply.text("# Plan v2\n1. do it carefully"),  # the refinement after the annotation
+            Reply.text("Proceeding."),
+        ]
+    )
+    ui = RecordingUI(plan_reviews=[PlanReview("annotate", "be careful"), PlanReview("accept")])
+    session = await new_session(make_config(model_server, tmp_path), ui, tmp_path, skip_permissions=True)
+    await session.send("plan it")
+    assert [p for p, _ in ui.plans_shown] == ["# Plan v1\n1. do it", "# Plan v2\n1. do it carefully"]
+    refine_request = model_server.model_requests()[2].body
+    assert "be careful" in json.dumps(refine_request["messages"])
+    last_user = [m for m in model_server.model_requests()[3].body["messages"] if m["role"] == "user"][-1]
+    assert "ACCEPTED" in last_user["content"]
+    assert ui.text.endswith("Proceeding.")
