@@ -155,7 +155,15 @@ def run_app(cfg: Config, args: argparse.Namespace) -> int:
         default_registry()
     except ToolDefinitionError as exc:
         return _fail(str(exc), 1)
-    app = TurnstoneApp.from_config(cfg, options=_runtime_options(args), resume_id=args.resume)
+    from .runtime import Runtime
+
+    options = _runtime_options(args)
+
+    async def make_runtime() -> Runtime:
+        return await Runtime.create(cfg, options=options)
+
+    # The runtime (storage, provider, MCP) is built inside the app so the first frame is not delayed.
+    app = TurnstoneApp(runtime_factory=make_runtime, resume_id=args.resume)
     app.run()
     return app.return_code or 0
 
