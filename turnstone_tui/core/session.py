@@ -336,6 +336,7 @@ class ChatSession:
         content: list[str] = []
         reasoning: list[str] = []
         ui = self.ui
+        response_completion = 0
         try:
             async for event in self.provider.stream(request):
                 if isinstance(event, ContentDelta):
@@ -353,13 +354,15 @@ class ChatSession:
                         acc["name"] = event.name if not acc["name"] else acc["name"] + event.name
                     acc["arguments"] += event.arguments
                 elif isinstance(event, UsageUpdate):
+                    # running totals for this response: keep the latest, add once at the end
                     if event.prompt_tokens:
                         self.prompt_tokens = event.prompt_tokens
-                    self.completion_tokens += event.completion_tokens
+                    response_completion = event.completion_tokens
                     self._emit_status()
                 elif isinstance(event, StreamDone):
                     reply.finish_reason = event.finish_reason
         finally:
+            self.completion_tokens += response_completion
             ui.on_message_end()
         reply.content = "".join(content)
         reply.reasoning = "".join(reasoning)

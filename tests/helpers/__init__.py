@@ -1,0 +1,1 @@
+"""Shared test helpers: the scripted model server, MCP test servers."""

@@ -1,0 +1,669 @@
+"""A scripted model server speaking the OpenAI and Anthropic wire protocols, with real SSE.
+
+Use it in-process (background thread)::
+
+    with ScriptedModelServer([Reply.text("Hello!")]) as server:
+        client = openai.AsyncOpenAI(base_url=server.openai_base_url, api_key="x")
+        ...
+        assert server.requests[0].body["messages"][-1]["content"] == "hi"
+
+or standalone for subprocess / tmux tests::
+
+    python -m tests.helpers.model_server --script script.json --port-file port.txt \
+        [--requests-file requests.jsonl]
+
+``script.json`` is a JSON list of reply dicts (``Reply.to_dict()``), e.g.
+``[{"kind": "text", "content": "Hello"}, {"kind": "tools", "calls": [["bash", {"command": "ls"}]]}]``.
+The port file is written (atomically) once the server listens; every request is appended to the
+requests file as one JSON line ``{"method", "path", "headers", "body"}``.
+
+Endpoints: ``POST /v1/chat/completions`` (OpenAI; base URL ``server.openai_base_url``) and
+``POST /v1/messages`` (Anthropic; base URL ``server.anthropic_base_url``), streaming or not, and
+``GET /v1/models``. Replies are consumed in order across both endpoints; when the script is
+exhausted every request gets a 500 "script exhausted" error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import socket
+import sys
+import threading
+import time
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from turnstone_tui.config import Config
+
+DEFAULT_CUT_TEXT = "This answer is going to be cut off somewhere in the middle of the stream."
+
+
+@dataclass
+class ToolCallSpec:
+    name: str
+    arguments: dict[str, Any] | str  # a str is sent as-is (may be invalid JSON)
+    id: str | None = None
+
+    def arguments_text(self) -> str:
+        if isinstance(self.arguments, str):
+            return self.arguments
+        return json.dumps(self.arguments)
+
+
+def _call_spec(item: Any) -> ToolCallSpec:
+    if isinstance(item, ToolCallSpec):
+        return item
+    if isinstance(item, dict):
+        return ToolCallSpec(item["name"], item.get("arguments", {}), item.get("id"))
+    name, arguments, *rest = item
+    return ToolCallSpec(name, arguments, rest[0] if rest else None)
+
+
+@dataclass
+class Reply:
+    """One scripted model response. Build with the class methods, not the constructor."""
+
+    kind: str = "text"  # text | tools | error | cut
+    content: str = ""
+    reasoning: str = ""
+    think_tags: bool = False  # OpenAI only: reasoning sent as <think>..</think> inside content
+    calls: list[ToolCallSpec] = field(default_factory=list)
+    status: int = 200
+    error_message: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+    cut_at: int | None = None  # SSE events sent before the connection is dropped
+    clean_cut: bool = False  # end the HTTP body properly, just without the protocol's terminator
+    chunk_size: int = 4  # characters per content / reasoning / arguments delta
+    delay: float = 0.0  # seconds between SSE events
+    usage: tuple[int, int] | None = None  # (prompt, completion); default: estimated
+    finish_reason: str | None = None  # override (OpenAI finish_reason / Anthropic stop_reason)
+    interleave_tools: bool = False  # OpenAI: alternate argument pieces of parallel calls
+    reasoning_field: str = "reasoning_content"  # OpenAI delta key: "reasoning_content" or "reasoning"
+
+    @classmethod
+    def text(cls, text: str, *, reasoning: str = "", think_tags: bool = False, **options: Any) -> Reply:
+        return cls(kind="text", content=text, reasoning=reasoning, think_tags=think_tags, **options)
+
+    @classmethod
+    def tools(
+        cls,
+        calls: Iterable[
+            tuple[str, dict[str, Any] | str] | tuple[str, dict[str, Any] | str, str] | ToolCallSpec
+        ],
+        *,
+        text: str = "",
+        reasoning: str = "",
+        **options: Any,
+    ) -> Reply:
+        """Tool calls ``(name, arguments[, id])``; a str ``arguments`` is sent raw (maybe invalid JSON)."""
+        specs = [_call_spec(c) for c in calls]
+        return cls(kind="tools", content=text, reasoning=reasoning, calls=specs, **options)
+
+    @classmethod
+    def error(
+        cls,
+        status: int,
+        message: str = "",
+        *,
+        headers: dict[str, str] | None = None,
+        retry_after: float | None = None,
+        retry_after_ms: int | None = None,
+    ) -> Reply:
+        hdrs = dict(headers or {})
+        if retry_after is not None:
+            hdrs["Retry-After"] = str(retry_after)
+        if retry_after_ms is not None:
+            hdrs["retry-after-ms"] = str(retry_after_ms)
+        return cls(
+            kind="error", status=status, error_message=message or f"scripted error {status}", headers=hdrs
+        )
+
+    @classmethod
+    def cut_after(
+        cls, events: int, text: str = DEFAULT_CUT_TEXT, *, clean: bool = False, **options: Any
+    ) -> Reply:
+        """Stream ``text`` but stop after ``events`` SSE events: drop the connection (or, with
+        ``clean=True``, end the body normally without ``[DONE]`` / ``message_stop``)."""
+        return cls(kind="cut", content=text, cut_at=events, clean_cut=clean, **options)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["calls"] = [[c.name, c.arguments, c.id] if c.id else [c.name, c.arguments] for c in self.calls]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Reply:
+        data = dict(data)
+        data["calls"] = [_call_spec(c) for c in data.get("calls", [])]
+        if data.get("usage") is not None:
+            data["usage"] = tuple(data["usage"])
+        return cls(**data)
+
+
+@dataclass
+class RecordedRequest:
+    method: str
+    path: str
+    headers: dict[str, str]  # lower-cased names
+    body: Any  # parsed JSON, or the raw text if it was not JSON, or None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"method": self.method, "path": self.path, "headers": self.headers, "body": self.body}
+
+
+def _pieces(text: str, size: int) -> list[str]:
+    size = max(1, size)
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def _estimate_usage(reply: Reply, body: Any) -> tuple[int, int]:
+    if reply.usage is not None:
+        return reply.usage
+    prompt = max(1, len(json.dumps(body.get("messages", []) if isinstance(body, dict) else "")) // 4)
+    produced = reply.content + reply.reasoning + "".join(c.arguments_text() for c in reply.calls)
+    return prompt, max(1, len(produced) // 4)
+
+
+# ----------------------------------------------------------------------------------------- OpenAI
+
+
+def _openai_call_id(n: int, i: int, spec: ToolCallSpec) -> str:
+    return spec.id or f"call_{n}_{i}"
+
+
+def openai_events(reply: Reply, body: dict[str, Any], n: int) -> list[str]:
+    """The SSE ``data:`` payloads of a Chat Completions stream (the last one is ``[DONE]``)."""
+    model = body.get("model") or "scripted-model"
+    base = {
+        "id": f"chatcmpl-{n}",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": model,
+    }
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+        return json.dumps({**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+
+    out = [chunk({"role": "assistant", "content": ""})]
+    if reply.think_tags and reply.reasoning:
+        content = f"<think>{reply.reasoning}</think>{reply.content}"
+    else:
+        content = reply.content
+        out += [chunk({reply.reasoning_field: p}) for p in _pieces(reply.reasoning, reply.chunk_size)]
+    out += [chunk({"content": p}) for p in _pieces(content, reply.chunk_size)]
+    per_call: list[list[str]] = []
+    for i, spec in enumerate(reply.calls):
+        first = {
+            "index": i,
+            "id": _openai_call_id(n, i, spec),
+            "type": "function",
+            "function": {"name": spec.name, "arguments": ""},
+        }
+        rest = [
+            chunk({"tool_calls": [{"index": i, "function": {"arguments": p}}]})
+            for p in _pieces(spec.arguments_text(), reply.chunk_size)
+        ]
+        per_call.append([chunk({"tool_calls": [first]}), *rest])
+    if reply.interleave_tools:
+        while any(per_call):
+            for pieces in per_call:
+                if pieces:
+                    out.append(pieces.pop(0))
+    else:
+        out += [c for pieces in per_call for c in pieces]
+    finish = reply.finish_reason or ("tool_calls" if reply.calls else "stop")
+    out.append(chunk({}, finish))
+    if (body.get("stream_options") or {}).get("include_usage"):
+        prompt, completion = _estimate_usage(reply, body)
+        usage = {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        }
+        out.append(json.dumps({**base, "choices": [], "usage": usage}))
+    out.append("[DONE]")
+    return [f"data: {payload}\n\n" for payload in out]
+
+
+def openai_completion(reply: Reply, body: dict[str, Any], n: int) -> dict[str, Any]:
+    content = reply.content
+    message: dict[str, Any] = {"role": "assistant", "content": content}
+    if reply.reasoning:
+        if reply.think_tags:
+            message["content"] = f"<think>{reply.reasoning}</think>{content}"
+        else:
+            message[reply.reasoning_field] = reply.reasoning
+    if reply.calls:
+        message["tool_calls"] = [
+            {
+                "id": _openai_call_id(n, i, spec),
+                "type": "function",
+                "function": {"name": spec.name, "arguments": spec.arguments_text()},
+            }
+            for i, spec in enumerate(reply.calls)
+        ]
+    prompt, completion = _estimate_usage(reply, body)
+    return {
+        "id": f"chatcmpl-{n}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": body.get("model") or "scripted-model",
+        "choices": [
+            {
+                "index": 0,
+                "message": message,
+                "finish_reason": reply.finish_reason or ("tool_calls" if reply.calls else "stop"),
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        },
+    }
+
+
+def openai_error(reply: Reply) -> dict[str, Any]:
+    return {"error": {"message": reply.error_message, "type": "scripted_error", "code": reply.status}}
+
+
+# -------------------------------------------------------------------------------------- Anthropic
+
+
+def _anthropic_call_id(n: int, i: int, spec: ToolCallSpec) -> str:
+    return spec.id or f"toolu_{n}_{i}"
+
+
+def anthropic_events(reply: Reply, body: dict[str, Any], n: int) -> list[str]:
+    """The SSE events of a Messages stream, ending with ``message_stop``."""
+    prompt, completion = _estimate_usage(reply, body)
+    out: list[tuple[str, dict[str, Any]]] = []
+
+    def add(event: str, **data: Any) -> None:
+        out.append((event, {"type": event, **data}))
+
+    message = {
+        "id": f"msg_{n}",
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model") or "scripted-model",
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {"input_tokens": prompt, "output_tokens": 1},
+    }
+    add("message_start", message=message)
+    add("ping")
+    index = 0
+    if reply.reasoning:
+        add(
+            "content_block_start",
+            index=index,
+            content_block={"type": "thinking", "thinking": "", "signature": ""},
+        )
+        for p in _pieces(reply.reasoning, reply.chunk_size):
+            add("content_block_delta", index=index, delta={"type": "thinking_delta", "thinking": p})
+        add("content_block_delta", index=index, delta={"type": "signature_delta", "signature": f"sig-{n}"})
+        add("content_block_stop", index=index)
+        index += 1
+    if reply.content:
+        add("content_block_start", index=index, content_block={"type": "text", "text": ""})
+        for p in _pieces(reply.content, reply.chunk_size):
+            add("content_block_delta", index=index, delta={"type": "text_delta", "text": p})
+        add("content_block_stop", index=index)
+        index += 1
+    for i, spec in enumerate(reply.calls):
+        block = {"type": "tool_use", "id": _anthropic_call_id(n, i, spec), "name": spec.name, "input": {}}
+        add("content_block_start", index=index, content_block=block)
+        for p in _pieces(spec.arguments_text(), reply.chunk_size):
+            add("content_block_delta", index=index, delta={"type": "input_json_delta", "partial_json": p})
+        add("content_block_stop", index=index)
+        index += 1
+    stop = reply.finish_reason or ("tool_use" if reply.calls else "end_turn")
+    add(
+        "message_delta",
+        delta={"stop_reason": stop, "stop_sequence": None},
+        usage={"output_tokens": completion},
+    )
+    add("message_stop")
+    return [f"event: {event}\ndata: {json.dumps(data)}\n\n" for event, data in out]
+
+
+def anthropic_message(reply: Reply, body: dict[str, Any], n: int) -> dict[str, Any]:
+    content: list[dict[str, Any]] = []
+    if reply.reasoning:
+        content.append({"type": "thinking", "thinking": reply.reasoning, "signature": f"sig-{n}"})
+    if reply.content:
+        content.append({"type": "text", "text": reply.content})
+    for i, spec in enumerate(reply.calls):
+        args: Any = spec.arguments if isinstance(spec.arguments, dict) else {"raw_arguments": spec.arguments}
+        content.append(
+            {"type": "tool_use", "id": _anthropic_call_id(n, i, spec), "name": spec.name, "input": args}
+        )
+    prompt, completion = _estimate_usage(reply, body)
+    return {
+        "id": f"msg_{n}",
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model") or "scripted-model",
+        "content": content,
+        "stop_reason": reply.finish_reason or ("tool_use" if reply.calls else "end_turn"),
+        "stop_sequence": None,
+        "usage": {"input_tokens": prompt, "output_tokens": completion},
+    }
+
+
+def anthropic_error(reply: Reply) -> dict[str, Any]:
+    kinds = {
+        429: "rate_limit_error",
+        401: "authentication_error",
+        404: "not_found_error",
+        529: "overloaded_error",
+    }
+    kind = kinds.get(reply.status, "invalid_request_error" if reply.status < 500 else "api_error")
+    return {"type": "error", "error": {"type": kind, "message": reply.error_message}}
+
+
+# ----------------------------------------------------------------------------------------- server
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _HTTPServer
+    timeout = 60
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet test output
+        return
+
+    def do_GET(self) -> None:  # noqa: N802
+        self.server.owner._record(self, None)
+        if self.path.rstrip("/").endswith("/models"):
+            self._json(200, {"object": "list", "data": [{"id": "scripted-model", "object": "model"}]})
+        else:
+            self._json(404, {"error": {"message": f"no such endpoint: GET {self.path}"}})
+
+    def do_POST(self) -> None:  # noqa: N802
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body: Any = json.loads(raw) if raw else None
+        except ValueError:
+            body = raw.decode("utf-8", "replace")
+        owner = self.server.owner
+        n = owner._record(self, body)
+        path = self.path.split("?")[0].rstrip("/")
+        if path.endswith("/chat/completions"):
+            protocol = "openai"
+        elif path.endswith("/messages"):
+            protocol = "anthropic"
+        else:
+            self._json(404, {"error": {"message": f"no such endpoint: POST {self.path}"}})
+            return
+        reply = owner._next_reply()
+        if reply is None:
+            message = f"script exhausted: no scripted reply left for request #{n} ({self.path})"
+            reply = Reply.error(500, message)
+        if not isinstance(body, dict):
+            reply = Reply.error(400, "request body is not a JSON object")
+        if reply.kind == "error":
+            payload = openai_error(reply) if protocol == "openai" else anthropic_error(reply)
+            self._json(reply.status, payload, reply.headers)
+            return
+        if not body.get("stream"):
+            make = openai_completion if protocol == "openai" else anthropic_message
+            self._json(200, make(reply, body, n))
+            return
+        events = (openai_events if protocol == "openai" else anthropic_events)(reply, body, n)
+        self._stream(reply, events)
+
+    def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+
+    def _write_chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
+
+    def _stream(self, reply: Reply, events: list[str]) -> None:
+        stop = self.server.owner._stopping
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        limit = reply.cut_at if reply.kind == "cut" and reply.cut_at is not None else len(events)
+        try:
+            for i, event in enumerate(events[:limit]):
+                if i and reply.delay and stop.wait(reply.delay):
+                    break
+                self._write_chunk(event.encode())
+            if reply.kind == "cut" and not reply.clean_cut:
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+                return
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError, OSError):
+            self.close_connection = True
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+    owner: ScriptedModelServer
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # a client dropping an idle keep-alive connection is normal, not worth a traceback
+        if isinstance(sys.exc_info()[1], (ConnectionResetError, BrokenPipeError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
+
+
+class ScriptedModelServer:
+    """The scripted server. ``start()`` runs it in a daemon thread; ``stop()`` shuts it down."""
+
+    def __init__(
+        self,
+        replies: Iterable[Reply] = (),
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        requests_file: str | Path | None = None,
+    ) -> None:
+        self._replies: deque[Reply] = deque(replies)
+        self._requests: list[RecordedRequest] = []
+        self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        self._requests_file = Path(requests_file) if requests_file else None
+        self._httpd = _HTTPServer((host, port), _Handler)
+        self._httpd.owner = self
+        self._thread: threading.Thread | None = None
+
+    # -- scripting
+    def script(self, replies: Iterable[Reply]) -> None:
+        """Append replies to the script (consumed in order by both endpoints)."""
+        with self._lock:
+            self._replies.extend(replies)
+
+    @property
+    def remaining(self) -> int:
+        with self._lock:
+            return len(self._replies)
+
+    def _next_reply(self) -> Reply | None:
+        with self._lock:
+            return self._replies.popleft() if self._replies else None
+
+    # -- recording
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        with self._lock:
+            return list(self._requests)
+
+    def model_requests(self) -> list[RecordedRequest]:
+        """Only the POSTs to the model endpoints."""
+        return [r for r in self.requests if r.method == "POST"]
+
+    def _record(self, handler: BaseHTTPRequestHandler, body: Any) -> int:
+        headers = {k.lower(): v for k, v in handler.headers.items()}
+        record = RecordedRequest(handler.command, handler.path, headers, body)
+        with self._lock:
+            self._requests.append(record)
+            n = len(self._requests)
+            if self._requests_file is not None:
+                with self._requests_file.open("a", encoding="utf-8") as fh:
+                    fh.write(json.dumps(record.to_dict()) + "\n")
+        return n
+
+    def wait_for_requests(self, count: int, timeout: float = 10.0) -> list[RecordedRequest]:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if len(self.requests) >= count:
+                break
+            time.sleep(0.01)
+        return self.requests
+
+    # -- addresses
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def openai_base_url(self) -> str:
+        return f"{self.url}/v1"
+
+    @property
+    def anthropic_base_url(self) -> str:
+        return self.url
+
+    # -- configs pointing at this server
+    def config_values(self, protocol: str = "openai") -> dict[str, dict[str, Any]]:
+        """Config sections (as for ``parse_config``) that make turnstone talk to this server."""
+        if protocol not in ("openai", "anthropic"):
+            raise ValueError(f"protocol must be openai or anthropic, got {protocol!r}")
+        anthropic = protocol == "anthropic"
+        return {
+            "api": {
+                "base_url": self.anthropic_base_url if anthropic else self.openai_base_url,
+                "api_key": "test-key",
+            },
+            "model": {
+                "name": "claude-test" if anthropic else "test-model",
+                "provider": protocol,
+                "retries": 1,
+                "retry_base_delay": 0.01,
+            },
+        }
+
+    def config(self, protocol: str = "openai") -> Config:
+        """A ``Config`` for this server (``protocol``: "openai" or "anthropic"); tweak fields as needed."""
+        from turnstone_tui.config import parse_config
+
+        return parse_config(self.config_values(protocol), "model-server")
+
+    def write_config(self, path: str | Path, protocol: str = "openai") -> Path:
+        """Write a config.toml for this server (for ``turnstone-tui --config PATH`` subprocess tests)."""
+        lines: list[str] = []
+        for section, values in self.config_values(protocol).items():
+            lines.append(f"[{section}]")
+            lines += [f"{key} = {json.dumps(value)}" for key, value in values.items()]
+            lines.append("")
+        path = Path(path)
+        path.write_text("\n".join(lines), encoding="utf-8")
+        return path
+
+    # -- lifecycle
+    def start(self) -> ScriptedModelServer:
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, name="model-server", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._thread is not None:
+            self._httpd.shutdown()
+            self._thread.join(timeout=5)
+            self._thread = None
+        self._httpd.server_close()
+
+    def __enter__(self) -> ScriptedModelServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def load_script(path: str | Path) -> list[Reply]:
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(data, list):
+        raise ValueError(f"{path}: the script must be a JSON list of reply objects")
+    return [Reply.from_dict(item) for item in data]
+
+
+def write_script(path: str | Path, replies: Iterable[Reply]) -> Path:
+    """Write replies as a script file for ``python -m tests.helpers.model_server --script``."""
+    path = Path(path)
+    path.write_text(json.dumps([r.to_dict() for r in replies], indent=1), encoding="utf-8")
+    return path
+
+
+def read_requests_file(path: str | Path) -> list[dict[str, Any]]:
+    path = Path(path)
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def _parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--script", required=True, help="JSON list of reply objects")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--port-file", help="write the listening port here once ready")
+    parser.add_argument(
+        "--requests-file", help="append each request as a JSON line (default: PORT_FILE.requests.jsonl)"
+    )
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse_args(argv)
+    requests_file = args.requests_file or (f"{args.port_file}.requests.jsonl" if args.port_file else None)
+    server = ScriptedModelServer(load_script(args.script), port=args.port, requests_file=requests_file)
+    done = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: done.set())
+    server.start()
+    if args.port_file:
+        tmp = Path(f"{args.port_file}.tmp")
+        tmp.write_text(str(server.port), encoding="utf-8")
+        os.replace(tmp, args.port_file)
+    print(f"model server listening on {server.url}", file=sys.stderr, flush=True)
+    while not done.wait(0.5):
+        pass
+    server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

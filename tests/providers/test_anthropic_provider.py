@@ -1,0 +1,210 @@
+"""AnthropicProvider through the real anthropic SDK against the scripted server's /v1/messages."""
+
+from __future__ import annotations
+
+import json
+
+from tests.helpers.model_server import Reply, ScriptedModelServer
+from turnstone_tui.providers.anthropic_provider import DEFAULT_MAX_TOKENS, AnthropicProvider
+from turnstone_tui.providers.base import ModelRequest, StreamDone, ToolCallDelta, UsageUpdate
+
+BASH_SCHEMA = {
+    "type": "function",
+    "function": {
+        "name": "bash",
+        "description": "Run a shell command",
+        "parameters": {
+            "type": "object",
+            "properties": {"command": {"type": "string"}},
+            "required": ["command"],
+        },
+    },
+}
+
+
+async def test_text_thinking_and_usage(
+    model_server: ScriptedModelServer, anthropic_provider: AnthropicProvider, run_stream
+) -> None:
+    model_server.script(
+        [Reply.text("Paris is the capital.", reasoning="France... capital...", usage=(120, 9))]
+    )
+    got = await run_stream(anthropic_provider)
+    assert got.reasoning == "France... capital..."
+    assert got.text == "Paris is the capital."
+    assert got.usage == UsageUpdate(prompt_tokens=120, completion_tokens=9)
+    assert isinstance(got.events[-1], StreamDone) and got.events[-1].finish_reason == "stop"
+    assert len(got.done) == 1
+
+
+async def test_two_tool_uses_with_split_input_json(
+    model_server: ScriptedModelServer, anthropic_provider: AnthropicProvider, run_stream
+) -> None:
+    model_server.script(
+        [
+            Reply.tools(
+                [("bash", {"command": "echo hi"}), ("read_file", {"path": "x"})],
+                text="Checking.",
+                chunk_size=3,
+            )
+        ]
+    )
+    got = await run_stream(anthropic_provider)
+    assert got.text == "Checking."
+    pieces = [e for e in got.events if isinstance(e, ToolCallDelta) and e.arguments]
+    assert len(pieces) > 4  # input_json_delta arrived in several pieces and each was passed on
+    calls = got.tool_calls
+    assert [(c["id"], c["name"]) for c in calls] == [("toolu_1_0", "bash"), ("toolu_1_1", "read_file")]
+    assert json.loads(calls[0]["arguments"]) == {"command": "echo hi"}
+    assert json.loads(calls[1]["arguments"]) == {"path": "x"}
+    assert got.done[0].finish_reason == "tool_calls"
+
+
+async def test_raw_argument_string_is_passed_through(
+    model_server: ScriptedModelServer, anthropic_provider: AnthropicProvider, run_stream
+) -> None:
+    model_server.script([Reply.tools([("bash", "ls -la")])])
+    got = await run_stream(anthropic_provider)
+    assert got.tool_calls == [{"id": "toolu_1_0", "name": "bash", "arguments": "ls -la"}]
+
+
+async def test_conversion_of_what_is_sent(
+    model_server: ScriptedModelServer, anthropic_provider: AnthropicProvider, run_stream
+) -> None:
+    png = "data:image/png;base64,iVBORw0KGgo="
+    messages = [
+        {"role": "system", "content": "You are helpful."},
+        {"role": "system", "content": "Be brief."},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "what is this"},
+                {"type": "image_url", "image_url": {"url": png}},
+            ],
+        },
+        {"role": "user", "content": "and run ls"},
+        {
+            "role": "assistant",
+            "content": "Sure.",
+            "tool_calls": [
+                {
+                    "id": "toolu_a",
+                    "type": "function",
+                    "function": {"name": "bash", "arguments": '{"command": "ls"}'},
+                },
+                {"id": "toolu_b", "type": "function", "function": {"name": "bash", "arguments": "not json"}},
+            ],
+        },
+        {"role": "tool", "tool_call_id": "toolu_a", "content": "a.txt\nb.txt"},
+        {"role": "tool", "tool_call_id": "toolu_b", "content": "invalid arguments", "is_error": True},
+        {"role": "user", "content": "thanks"},
+    ]
+    model_server.script([Reply.text("ok")])
+    await run_stream(anthropic_provider, ModelRequest(messages=messages, tools=[BASH_SCHEMA]))
+    [req] = model_server.requests
+    assert req.path == "/v1/messages"
+    body = req.body
+    assert body["stream"] is True
+    assert body["model"] == "claude-test"
+    assert body["max_tokens"] == DEFAULT_MAX_TOKENS
+    assert body["system"] == "You are helpful.\n\nBe brief."
+    assert body["tools"] == [
+        {
+            "name": "bash",
+            "description": "Run a shell command",
+            "input_schema": BASH_SCHEMA["function"]["parameters"],
+        }
+    ]
+    assert body["messages"] == [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "what is this"},
+                {
+                    "type": "image",
+                    "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="},
+                },
+                {"type": "text", "text": "and run ls"},
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Sure."},
+                {"type": "tool_use", "id": "toolu_a", "name": "bash", "input": {"command": "ls"}},
+                {"type": "tool_use", "id": "toolu_b", "name": "bash", "input": {"raw_arguments": "not json"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_a",
+                    "content": [{"type": "text", "text": "a.txt\nb.txt"}],
+                },
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "toolu_b",
+                    "content": [{"type": "text", "text": "invalid arguments"}],
+                    "is_error": True,
+                },
+                {"type": "text", "text": "thanks"},
+            ],
+        },
+    ]
+
+
+async def test_base_url_with_v1_suffix_and_config_limits(
+    model_server: ScriptedModelServer, run_stream
+) -> None:
+    provider = AnthropicProvider(model_server.url + "/v1/", "k", "claude-x", temperature=0.2, max_tokens=1000)
+    model_server.script([Reply.text("ok")])
+    got = await run_stream(provider)
+    await provider.aclose()
+    assert got.text == "ok"
+    [req] = model_server.requests
+    assert req.path == "/v1/messages"
+    assert req.body["max_tokens"] == 1000
+    assert "temperature" not in req.body  # the current Messages API has no temperature
+    assert "system" not in req.body and "tools" not in req.body
+
+
+async def test_thinking_blocks_are_sent_back_with_their_tool_use(
+    model_server: ScriptedModelServer, run_stream
+) -> None:
+    provider = AnthropicProvider(model_server.url, "k", "claude-x", reasoning_effort="low", temperature=0.5)
+    model_server.script(
+        [
+            Reply.tools([("bash", {"command": "pwd"})], reasoning="I should check the directory"),
+            Reply.text("/tmp"),
+        ]
+    )
+    first = await run_stream(provider)
+    call = first.tool_calls[0]
+    messages = [
+        {"role": "user", "content": "where am I"},
+        {
+            "role": "assistant",
+            "content": first.text,
+            "tool_calls": [
+                {
+                    "id": call["id"],
+                    "type": "function",
+                    "function": {"name": call["name"], "arguments": call["arguments"]},
+                }
+            ],
+        },
+        {"role": "tool", "tool_call_id": call["id"], "content": "/tmp"},
+    ]
+    await run_stream(provider, ModelRequest(messages=messages))
+    await provider.aclose()
+    first_body, second_body = (r.body for r in model_server.requests)
+    assert first_body["thinking"]["type"] == "enabled"
+    assert first_body["max_tokens"] > first_body["thinking"]["budget_tokens"]
+    assistant = second_body["messages"][1]
+    assert assistant["content"][0] == {
+        "type": "thinking",
+        "thinking": "I should check the directory",
+        "signature": "sig-1",
+    }
+    assert assistant["content"][1]["type"] == "tool_use"

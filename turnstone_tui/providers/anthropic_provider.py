@@ -1,0 +1,381 @@
+"""Anthropic Messages API through the official ``anthropic`` SDK.
+
+The engine speaks OpenAI-shaped messages; this module converts them at the boundary (system
+prompt, tool_use / tool_result blocks, images, merged same-role turns) and turns the raw event
+stream back into the engine's StreamEvents.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import anthropic
+import httpx2
+
+from .base import (
+    ContentDelta,
+    ModelRequest,
+    ProviderError,
+    ReasoningDelta,
+    StreamDone,
+    StreamEvent,
+    ToolCallDelta,
+    UsageUpdate,
+)
+from .retry import (
+    RetryPolicy,
+    status_error,
+    stream_cut,
+    stream_with_retries,
+    transport_error,
+    unexpected_error,
+)
+
+if TYPE_CHECKING:
+    from ..config import Config
+
+DEFAULT_MAX_TOKENS = 8192
+PLACEHOLDER_API_KEY = "not-needed"
+CONNECT_TIMEOUT = 15.0  # seconds; the overall timeout covers slow first tokens of local models
+MAX_REMEMBERED_THINKING = 256  # assistant turns whose thinking blocks are kept for replay
+THINKING_BUDGETS = {"low": 2048, "medium": 8192, "high": 16384, "xhigh": 32768, "max": 32768}
+STOP_REASONS = {
+    "end_turn": "stop",
+    "stop_sequence": "stop",
+    "tool_use": "tool_calls",
+    "max_tokens": "length",
+    "refusal": "content_filter",
+    "pause_turn": "stop",
+}
+# in-stream "error" events carry a type but arrive on an HTTP 200 response
+_ERROR_TYPE_STATUS = {
+    "overloaded_error": 529,
+    "api_error": 500,
+    "rate_limit_error": 429,
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+}
+
+
+def _image_block(part: dict[str, Any]) -> dict[str, Any] | None:
+    url = part.get("image_url")
+    url = url.get("url") if isinstance(url, dict) else url
+    if not isinstance(url, str) or not url:
+        return None
+    if url.startswith("data:"):
+        header, _, data = url.partition(",")
+        media_type = header[5:].split(";")[0] or "image/png"
+        return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}
+    return {"type": "image", "source": {"type": "url", "url": url}}
+
+
+def convert_content(content: Any) -> list[dict[str, Any]]:
+    """OpenAI message content (str or parts) -> Anthropic content blocks, empty text dropped."""
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content.strip() else []
+    blocks: list[dict[str, Any]] = []
+    for part in content if isinstance(content, list) else [content]:
+        if isinstance(part, str):
+            blocks.extend(convert_content(part))
+        elif not isinstance(part, dict):
+            continue
+        elif part.get("type") == "text":
+            blocks.extend(convert_content(part.get("text", "")))
+        elif part.get("type") == "image_url":
+            image = _image_block(part)
+            if image:
+                blocks.append(image)
+        elif part.get("type") in ("image", "document"):
+            blocks.append(part)
+    return blocks
+
+
+def _tool_input(arguments: Any) -> dict[str, Any]:
+    """Anthropic needs tool_use input to be an object; keep unparseable arguments visible."""
+    if isinstance(arguments, dict):
+        return arguments
+    if not arguments:
+        return {}
+    try:
+        value = json.loads(arguments)
+    except (TypeError, ValueError):
+        return {"raw_arguments": str(arguments)}
+    return value if isinstance(value, dict) else {"raw_arguments": str(arguments)}
+
+
+def _system_text(content: Any) -> str:
+    return "\n".join(b["text"] for b in convert_content(content) if b.get("type") == "text")
+
+
+def convert_messages(
+    messages: list[dict[str, Any]], thinking_for: dict[str, list[dict[str, Any]]] | None = None
+) -> tuple[str, list[dict[str, Any]]]:
+    """Convert engine messages to ``(system, messages)`` for the Messages API.
+
+    ``thinking_for`` maps the first tool_use id of an assistant turn to the thinking blocks that
+    preceded it (Anthropic requires them to be sent back while extended thinking is on).
+    """
+    system_parts: list[str] = []
+    converted: list[dict[str, Any]] = []
+    for msg in messages:
+        role = msg.get("role")
+        if role == "system":
+            text = _system_text(msg.get("content"))
+            if text:
+                system_parts.append(text)
+            continue
+        if role == "tool":
+            result: dict[str, Any] = {
+                "type": "tool_result",
+                "tool_use_id": msg.get("tool_call_id") or "",
+                "content": convert_content(msg.get("content")) or [{"type": "text", "text": "(no output)"}],
+            }
+            if msg.get("is_error"):
+                result["is_error"] = True
+            converted.append({"role": "user", "content": [result]})
+            continue
+        blocks = convert_content(msg.get("content"))
+        if role == "assistant":
+            calls = msg.get("tool_calls") or []
+            if calls and thinking_for:
+                blocks = [*thinking_for.get(calls[0].get("id", ""), []), *blocks]
+            for call in calls:
+                function = call.get("function") or {}
+                blocks.append(
+                    {
+                        "type": "tool_use",
+                        "id": call.get("id") or "",
+                        "name": function.get("name") or "",
+                        "input": _tool_input(function.get("arguments")),
+                    }
+                )
+        if blocks:
+            converted.append({"role": "assistant" if role == "assistant" else "user", "content": blocks})
+    merged: list[dict[str, Any]] = []
+    for msg in converted:
+        if merged and merged[-1]["role"] == msg["role"]:
+            merged[-1]["content"].extend(msg["content"])
+        else:
+            merged.append({"role": msg["role"], "content": list(msg["content"])})
+    for msg in merged:  # tool results must come first in their user turn
+        if msg["role"] == "user":
+            msg["content"].sort(key=lambda b: b.get("type") != "tool_result")
+    if merged and merged[0]["role"] != "user":
+        merged.insert(0, {"role": "user", "content": [{"type": "text", "text": "(conversation start)"}]})
+    return "\n\n".join(system_parts), merged
+
+
+def convert_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = []
+    for tool in tools:
+        fn = tool.get("function", tool)
+        out.append(
+            {
+                "name": fn.get("name", ""),
+                "description": fn.get("description", ""),
+                "input_schema": fn.get("parameters") or {"type": "object", "properties": {}},
+            }
+        )
+    return out
+
+
+@dataclass
+class _StreamState:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    stop_reason: str | None = None
+    finished: bool = False
+    tool_index: dict[int, int] = field(default_factory=dict)  # content block index -> tool ordinal
+    tool_ids: list[str] = field(default_factory=list)
+    thinking: list[dict[str, Any]] = field(default_factory=list)
+    blocks: dict[int, dict[str, Any]] = field(default_factory=dict)  # open thinking blocks by index
+
+
+class AnthropicProvider:
+    """Streams the Anthropic Messages API."""
+
+    name = "anthropic"
+
+    def __init__(
+        self,
+        base_url: str = "",
+        api_key: str = "",
+        model: str = "",
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        reasoning_effort: str | None = None,
+        retry: RetryPolicy | None = None,
+        timeout: float = 600.0,
+    ) -> None:
+        base = base_url.rstrip("/")
+        if base.endswith("/v1"):  # the SDK adds /v1/messages itself
+            base = base[: -len("/v1")]
+        self.base_url = base
+        self.model = model
+        self.temperature = temperature  # kept for a uniform signature; not sent (see build_params)
+        self.max_tokens = max_tokens
+        self.reasoning_effort = reasoning_effort
+        self.retry = retry or RetryPolicy()
+        self._thinking_for: dict[str, list[dict[str, Any]]] = {}
+        self._client = anthropic.AsyncAnthropic(
+            api_key=api_key or PLACEHOLDER_API_KEY,
+            base_url=self.base_url or None,
+            max_retries=0,
+            timeout=httpx2.Timeout(timeout, connect=min(CONNECT_TIMEOUT, timeout)),
+        )
+
+    @classmethod
+    def from_config(cls, config: Config) -> AnthropicProvider:
+        return cls(
+            base_url=config.api.base_url,
+            api_key=config.api.api_key,
+            model=config.model.name,
+            temperature=config.model.temperature,
+            max_tokens=config.model.max_tokens,
+            reasoning_effort=config.model.reasoning_effort,
+            retry=RetryPolicy(retries=config.model.retries, base_delay=config.model.retry_base_delay),
+        )
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    def build_params(self, request: ModelRequest) -> dict[str, Any]:
+        """The keyword arguments for ``messages.create`` (without ``stream``)."""
+        effort = request.reasoning_effort or self.reasoning_effort
+        budget = THINKING_BUDGETS.get(effort or "")
+        system, messages = convert_messages(request.messages, self._thinking_for if budget else None)
+        max_tokens = request.max_tokens or self.max_tokens or DEFAULT_MAX_TOKENS
+        params: dict[str, Any] = {"model": request.model or self.model, "messages": messages}
+        if system:
+            params["system"] = system
+        if request.tools:
+            params["tools"] = convert_tools(request.tools)
+        if budget:
+            max_tokens = max(max_tokens, budget + 4096)
+            params["thinking"] = {"type": "enabled", "budget_tokens": budget}
+        # No temperature: the Messages API of the anthropic SDK in use no longer takes one.
+        params["max_tokens"] = max_tokens
+        return params
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        return stream_with_retries(lambda: self._attempt(request), self.retry)
+
+    def _error(self, exc: Exception, started: bool) -> ProviderError:
+        if isinstance(exc, ProviderError):
+            return exc
+        if isinstance(exc, anthropic.APIStatusError):
+            status = exc.status_code
+            if status < 400:  # an "error" event inside a 200 stream
+                err = exc.body.get("error") if isinstance(exc.body, dict) else None
+                status = _ERROR_TYPE_STATUS.get(err.get("type", "") if isinstance(err, dict) else "", 500)
+            error = status_error(self.name, status, exc.body, exc.response.headers)
+            return stream_cut(str(error)) if started else error
+        if isinstance(exc, (anthropic.APIConnectionError, httpx2.TransportError)):
+            timeout = isinstance(exc, (anthropic.APITimeoutError, httpx2.TimeoutException))
+            return transport_error(self.name, self.base_url, exc, timeout=timeout, started=started)
+        return unexpected_error(self.name, exc, started=started)
+
+    async def _attempt(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        params = self.build_params(request)
+        try:
+            response = await self._client.messages.create(**params, stream=True)
+        except Exception as exc:
+            raise self._error(exc, started=False) from exc
+        state = _StreamState()
+        started = False
+        try:
+            async for event in response:
+                for out in self._events(event, state):
+                    started = started or not isinstance(out, UsageUpdate)
+                    yield out
+                if state.finished:
+                    break
+        except Exception as exc:
+            raise self._error(exc, started=started) from exc
+        finally:
+            await response.close()
+        if not state.finished:
+            raise stream_cut("the server closed the stream before message_stop", retryable=not started)
+        if state.thinking and state.tool_ids:
+            self._thinking_for[state.tool_ids[0]] = state.thinking
+            while len(self._thinking_for) > MAX_REMEMBERED_THINKING:
+                self._thinking_for.pop(next(iter(self._thinking_for)))
+        yield StreamDone(STOP_REASONS.get(state.stop_reason or "", state.stop_reason or "stop"))
+
+    @staticmethod
+    def _events(event: Any, state: _StreamState) -> list[StreamEvent]:
+        kind = getattr(event, "type", "")
+        if kind == "message_start":
+            usage = event.message.usage
+            state.prompt_tokens = (
+                (usage.input_tokens or 0)
+                + (getattr(usage, "cache_read_input_tokens", None) or 0)
+                + (getattr(usage, "cache_creation_input_tokens", None) or 0)
+            )
+            state.completion_tokens = usage.output_tokens or 0
+            return [UsageUpdate(state.prompt_tokens, state.completion_tokens)]
+        if kind == "content_block_start":
+            block = event.content_block
+            if block.type == "tool_use":
+                ordinal = len(state.tool_index)
+                state.tool_index[event.index] = ordinal
+                state.tool_ids.append(block.id)
+                return [ToolCallDelta(index=ordinal, id=block.id, name=block.name)]
+            if block.type == "thinking":
+                state.blocks[event.index] = {
+                    "type": "thinking",
+                    "thinking": block.thinking or "",
+                    "signature": "",
+                }
+                return [ReasoningDelta(block.thinking)] if block.thinking else []
+            if block.type == "redacted_thinking":
+                state.thinking.append({"type": "redacted_thinking", "data": block.data})
+            if block.type == "text" and block.text:
+                return [ContentDelta(block.text)]
+            return []
+        if kind == "content_block_delta":
+            delta = event.delta
+            if delta.type == "text_delta":
+                return [ContentDelta(delta.text)] if delta.text else []
+            if delta.type == "thinking_delta":
+                if event.index in state.blocks:
+                    state.blocks[event.index]["thinking"] += delta.thinking
+                return [ReasoningDelta(delta.thinking)] if delta.thinking else []
+            if delta.type == "signature_delta" and event.index in state.blocks:
+                state.blocks[event.index]["signature"] += delta.signature
+                return []
+            if delta.type == "input_json_delta" and event.index in state.tool_index:
+                if not delta.partial_json:
+                    return []
+                return [ToolCallDelta(index=state.tool_index[event.index], arguments=delta.partial_json)]
+            return []
+        if kind == "content_block_stop":
+            block = state.blocks.pop(event.index, None)
+            if block is not None:
+                state.thinking.append(block)
+            return []
+        if kind == "message_delta":
+            state.stop_reason = event.delta.stop_reason or state.stop_reason
+            usage = event.usage
+            if usage is not None:
+                if getattr(usage, "input_tokens", None):
+                    state.prompt_tokens = (
+                        usage.input_tokens
+                        + (getattr(usage, "cache_read_input_tokens", None) or 0)
+                        + (getattr(usage, "cache_creation_input_tokens", None) or 0)
+                    )
+                state.completion_tokens = usage.output_tokens or state.completion_tokens
+                return [UsageUpdate(state.prompt_tokens, state.completion_tokens)]
+            return []
+        if kind == "message_stop":
+            state.finished = True
+        return []

@@ -1,0 +1,242 @@
+"""OpenAI-compatible Chat Completions (OpenAI, vLLM, llama.cpp server, Ollama /v1, OpenRouter…).
+
+Streams through the official ``openai`` SDK. Reasoning arrives three ways depending on the server:
+``reasoning_content`` deltas (vLLM, llama.cpp, DeepSeek), ``reasoning`` deltas (OpenRouter, Ollama)
+and ``<think>…</think>`` inside the content (many local models); all become ReasoningDelta.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+import httpx2
+import openai
+
+from .base import (
+    ContentDelta,
+    ModelRequest,
+    ProviderError,
+    ReasoningDelta,
+    StreamDone,
+    StreamEvent,
+    ToolCallDelta,
+    UsageUpdate,
+)
+from .retry import (
+    RetryPolicy,
+    status_error,
+    stream_cut,
+    stream_with_retries,
+    transport_error,
+    unexpected_error,
+)
+from .think_tags import ThinkTagParser
+
+if TYPE_CHECKING:
+    from ..config import Config
+
+PLACEHOLDER_API_KEY = "not-needed"
+CONNECT_TIMEOUT = 15.0  # seconds; the overall timeout covers slow first tokens of local models
+_MESSAGE_KEYS = {
+    "system": ("role", "content", "name"),
+    "user": ("role", "content", "name"),
+    "assistant": ("role", "content", "name", "tool_calls"),
+    "tool": ("role", "content", "tool_call_id"),
+}
+
+
+def is_hosted_openai(base_url: str) -> bool:
+    return not base_url or "api.openai.com" in base_url
+
+
+def _tool_content(content: Any) -> tuple[str | list[dict[str, Any]], list[dict[str, Any]]]:
+    """Split a tool message's content into what a tool message may carry and image parts.
+
+    Chat Completions tool messages accept text only; images go into a following user message.
+    """
+    if not isinstance(content, list):
+        return ("" if content is None else str(content)), []
+    texts = [p for p in content if isinstance(p, dict) and p.get("type") == "text"]
+    images = [p for p in content if isinstance(p, dict) and p.get("type") == "image_url"]
+    if texts:
+        return texts, images
+    return ("(the tool returned images; they follow in the next message)" if images else ""), images
+
+
+def to_openai_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Drop engine-only keys (``is_error``, ``reasoning``…) and move tool-result images to a user turn."""
+    out: list[dict[str, Any]] = []
+    pending_images: list[dict[str, Any]] = []
+
+    def flush_images() -> None:
+        if pending_images:
+            out.append(
+                {"role": "user", "content": [{"type": "text", "text": "Images from the tool results above:"}]}
+            )
+            out[-1]["content"].extend(pending_images)
+            pending_images.clear()
+
+    for msg in messages:
+        role = msg.get("role", "user")
+        if role != "tool":
+            flush_images()
+        keys = _MESSAGE_KEYS.get(role, ("role", "content"))
+        clean = {k: msg[k] for k in keys if k in msg and msg[k] is not None}
+        if role == "assistant":
+            clean.setdefault("content", None if clean.get("tool_calls") else "")
+            if not clean.get("tool_calls"):
+                clean.pop("tool_calls", None)
+        elif role == "tool":
+            clean["content"], images = _tool_content(msg.get("content"))
+            pending_images.extend(images)
+        else:
+            clean.setdefault("content", "")
+        out.append(clean)
+    flush_images()
+    return out
+
+
+class OpenAIProvider:
+    """Streams Chat Completions from any OpenAI-compatible endpoint."""
+
+    name = "openai"
+
+    def __init__(
+        self,
+        base_url: str = "",
+        api_key: str = "",
+        model: str = "",
+        *,
+        temperature: float | None = None,
+        max_tokens: int | None = None,
+        reasoning_effort: str | None = None,
+        retry: RetryPolicy | None = None,
+        timeout: float = 600.0,
+    ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self.reasoning_effort = reasoning_effort
+        self.retry = retry or RetryPolicy()
+        self._client = openai.AsyncOpenAI(
+            api_key=api_key or PLACEHOLDER_API_KEY,
+            base_url=self.base_url or None,
+            max_retries=0,
+            timeout=httpx2.Timeout(timeout, connect=min(CONNECT_TIMEOUT, timeout)),
+        )
+
+    @classmethod
+    def from_config(cls, config: Config) -> OpenAIProvider:
+        return cls(
+            base_url=config.api.base_url,
+            api_key=config.api.api_key,
+            model=config.model.name,
+            temperature=config.model.temperature,
+            max_tokens=config.model.max_tokens,
+            reasoning_effort=config.model.reasoning_effort,
+            retry=RetryPolicy(retries=config.model.retries, base_delay=config.model.retry_base_delay),
+        )
+
+    async def aclose(self) -> None:
+        await self._client.close()
+
+    def build_params(self, request: ModelRequest) -> dict[str, Any]:
+        """The keyword arguments for ``chat.completions.create`` (without ``stream``)."""
+        params: dict[str, Any] = {
+            "model": request.model or self.model,
+            "messages": to_openai_messages(request.messages),
+            "stream_options": {"include_usage": True},
+        }
+        if request.tools:
+            params["tools"] = request.tools
+        temperature = request.temperature if request.temperature is not None else self.temperature
+        if temperature is not None:
+            params["temperature"] = temperature
+        max_tokens = request.max_tokens or self.max_tokens
+        if max_tokens:
+            # Hosted OpenAI reasoning models reject max_tokens; local servers may not know the new name.
+            params["max_completion_tokens" if is_hosted_openai(self.base_url) else "max_tokens"] = max_tokens
+        effort = request.reasoning_effort or self.reasoning_effort
+        if effort:
+            params["reasoning_effort"] = effort
+        return params
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        return stream_with_retries(lambda: self._attempt(request), self.retry)
+
+    def _error(self, exc: Exception, started: bool) -> ProviderError:
+        if isinstance(exc, ProviderError):
+            return exc
+        if isinstance(exc, openai.APIStatusError):
+            return status_error(self.name, exc.status_code, exc.body, exc.response.headers)
+        if isinstance(exc, (openai.APIConnectionError, httpx2.TransportError)):
+            timeout = isinstance(exc, (openai.APITimeoutError, httpx2.TimeoutException))
+            return transport_error(self.name, self.base_url, exc, timeout=timeout, started=started)
+        if isinstance(exc, openai.APIError):  # an error chunk inside the stream
+            prefix = "stream ended early: " if started else ""
+            return ProviderError(f"{prefix}{self.name} stream error: {exc.message}")
+        return unexpected_error(self.name, exc, started=started)
+
+    async def _attempt(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        params = self.build_params(request)
+        try:
+            response = await self._client.chat.completions.create(**params, stream=True)
+        except Exception as exc:
+            raise self._error(exc, started=False) from exc
+        parser = ThinkTagParser()
+        finish_reason: str | None = None
+        started = False
+        try:
+            async for chunk in response:
+                for event in self._chunk_events(chunk, parser):
+                    started = started or not isinstance(event, UsageUpdate)
+                    yield event
+                for choice in chunk.choices[:1]:
+                    finish_reason = choice.finish_reason or finish_reason
+        except Exception as exc:
+            raise self._error(exc, started=started) from exc
+        finally:
+            await response.close()
+        for kind, text in parser.flush():
+            started = True
+            yield ContentDelta(text) if kind == "content" else ReasoningDelta(text)
+        if finish_reason is None:
+            raise stream_cut(
+                "the server closed the stream before the response finished", retryable=not started
+            )
+        yield StreamDone(finish_reason)
+
+    @staticmethod
+    def _chunk_events(chunk: Any, parser: ThinkTagParser) -> list[StreamEvent]:
+        events: list[StreamEvent] = []
+        for choice in chunk.choices[:1]:
+            delta = choice.delta
+            if delta is None:
+                continue
+            extra = delta.model_extra or {}
+            reasoning = extra.get("reasoning_content") or extra.get("reasoning")
+            if isinstance(reasoning, str) and reasoning:
+                events.append(ReasoningDelta(reasoning))
+            if delta.content:
+                for kind, text in parser.feed(delta.content):
+                    events.append(ContentDelta(text) if kind == "content" else ReasoningDelta(text))
+            for position, call in enumerate(delta.tool_calls or ()):
+                function = call.function
+                events.append(
+                    ToolCallDelta(
+                        index=call.index if call.index is not None else position,
+                        id=call.id or None,
+                        name=(function.name or None) if function else None,
+                        arguments=(function.arguments or "") if function else "",
+                    )
+                )
+        usage = getattr(chunk, "usage", None)
+        if usage is not None:
+            events.append(
+                UsageUpdate(
+                    prompt_tokens=usage.prompt_tokens or 0, completion_tokens=usage.completion_tokens or 0
+                )
+            )
+        return events
