@@ -254,7 +254,7 @@ async def test_plan_gate_annotate_refines_then_accept(model_server, tmp_path) ->
     ui = RecordingUI(plan_reviews=[PlanReview("annotate", "be careful"), PlanReview("accept")])
     session = await new_session(make_config(model_server, tmp_path), ui, tmp_path, skip_permissions=True)
     await session.send("plan it")
-    assert [p for p, _ in ui.plans_shown] == ["# Plan v1\n1. do it", "# Plan v2\n1. do it carefully"]
+    assert [p.strip() for p, _ in ui.plans_shown] == ["# Plan v1\n1. do it", "# Plan v2\n1. do it carefully"]
     refine_request = model_server.model_requests()[2].body
     assert "be careful" in json.dumps(refine_request["messages"])
     last_user = [m for m in model_server.model_requests()[3].body["messages"] if m["role"] == "user"][-1]
