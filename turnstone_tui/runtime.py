@@ -90,6 +90,8 @@ class Runtime:
             skip_permissions=self.options.skip_permissions or self.config.tools.skip_permissions,
             allow=set(self.options.allow) | set(await self.persisted_allow()),
         )
+        if self._watch_runner is not None:
+            session.ctx.state["watch_runner"] = self._watch_runner
         await session.start()
         self.sessions[session.session_id] = session
         return session

@@ -260,3 +260,26 @@ async def test_plan_gate_annotate_refines_then_accept(model_server, tmp_path) ->
     last_user = [m for m in model_server.model_requests()[3].body["messages"] if m["role"] == "user"][-1]
     assert "ACCEPTED" in last_user["content"]
     assert ui.text.endswith("Proceeding.")
+
+
+async def test_watch_injections_are_capped_without_a_user_turn(model_server, tmp_path) -> None:
+    model_server.script([Reply.text(f"seen {i}") for i in range(7)])
+    ui = RecordingUI()
+    session = await new_session(make_config(model_server, tmp_path), ui, tmp_path)
+    for i in range(6):
+        await session.inject(f"[watch w] fired {i}")
+    assert len(model_server.model_requests()) == 5
+    assert any("held back" in info for info in ui.infos)
+    await session.send("user is back")  # a user turn resets the streak
+    await session.inject("[watch w] fired again")
+    assert len(model_server.model_requests()) == 7
+
+
+async def test_usage_is_reported_in_status(model_server, tmp_path) -> None:
+    model_server.script([Reply.text("counted", usage=(120, 7))])
+    ui = RecordingUI()
+    session = await new_session(make_config(model_server, tmp_path), ui, tmp_path)
+    await session.send("x")
+    status = session.status()
+    assert status.prompt_tokens == 120 and status.completion_tokens == 7
+    assert ui.statuses[-1].prompt_tokens == 120

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_TOOL_ROUNDS = 50  # per user turn in the main session; sub-agents use tools.agent_max_turns
+MAX_WATCH_DEPTH = 5  # synthetic (watch) turns in a row without a user message
 INTERRUPTED_TEXT = "interrupted: the session ended before this tool call returned a result"
 
 
@@ -123,6 +124,7 @@ class ChatSession:
         self._turn_task: asyncio.Task[None] | None = None
         self._turn_lock = asyncio.Lock()
         self._cancel_requested = False
+        self._synthetic_streak = 0
         self._partial = AssistantReply()
         self._pending_results: dict[str, ToolResult] = {}
         self._tool_search: Any = None
@@ -249,8 +251,10 @@ class ChatSession:
     def busy(self) -> bool:
         return self._turn_task is not None and not self._turn_task.done()
 
-    async def send(self, text: str) -> None:
+    async def send(self, text: str, *, synthetic: bool = False) -> None:
         """Run one whole turn for ``text``. Returns when the model has answered, failed or was cancelled."""
+        if not synthetic:
+            self._synthetic_streak = 0
         async with self._turn_lock:
             self._cancel_requested = False
             task = asyncio.create_task(self._run_turn(text), name=f"turn:{self.session_id}")
@@ -266,8 +270,16 @@ class ChatSession:
                 self._turn_task = None
 
     async def inject(self, text: str) -> None:
-        """A synthetic user message (a watch firing): runs as a turn once the session is free."""
-        await self.send(text)
+        """A synthetic user message (a watch firing): runs as a turn once the session is free.
+
+        At most MAX_WATCH_DEPTH synthetic turns run in a row without the user saying anything,
+        so watches cannot drive the model in an endless loop.
+        """
+        if self._synthetic_streak >= MAX_WATCH_DEPTH:
+            self.ui.on_info(f"watch result held back ({MAX_WATCH_DEPTH} watch turns in a row): {text[:200]}")
+            return
+        self._synthetic_streak += 1
+        await self.send(text, synthetic=True)
 
     def cancel(self) -> None:
         """Interrupt the running turn: streaming stops, running tools are killed."""

@@ -1,0 +1,220 @@
+"""The background task that polls due watches and reports back into their sessions.
+
+Every ``check_interval`` seconds (or at once after ``wake()``) it loads the active watches whose
+``next_run`` has come, runs each command (``/bin/sh -c`` in its own process group, environment
+scrubbed of secrets, stdin closed, a time limit, output kept to 64 KB), and then:
+
+- with ``stop_on``: evaluates it (watch_expr); true -> fire;
+- without: fires when the output differs from the previous poll (the first poll is the baseline);
+- after ``max_polls`` polls without firing: fires with a "gave up" message.
+
+Firing marks the watch inactive in the database first (so a crash cannot fire it twice), then
+awaits ``inject(session_id, text)`` — the session turns that into a synthetic user message.
+
+Watches survive restarts: they live in SQLite. A watch whose ``next_run`` passed while the app was
+closed is simply due, so it is polled once right away and then follows its interval again (no
+burst of catch-up polls).
+
+A ``stop_on`` that raises (say ``data["state"]`` while the command printed an error page) counts
+as "not met"; after 3 failing polls in a row the watch fires with the error so the model can fix it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..executors.base import scrubbed_env
+from ..executors.proc_group import BufferSink, run_process
+from ..executors.watch_expr import Condition, WatchExprError, compile_condition, poll_variables
+from .truncate import HeadTailBuffer
+
+if TYPE_CHECKING:
+    from ..storage.db import Storage
+
+log = logging.getLogger(__name__)
+
+OUTPUT_CAP = 64 * 1024
+COMMAND_TIMEOUT = 120.0
+MAX_EXPR_ERRORS = 3
+MAX_CONCURRENT_POLLS = 4
+
+Inject = Callable[[str, str], Awaitable[None]]
+
+
+class WatchRunner:
+    def __init__(
+        self,
+        storage: Storage,
+        inject: Inject,
+        check_interval: float = 15.0,
+        clock: Callable[[], float] = time.time,
+        *,
+        command_timeout: float = COMMAND_TIMEOUT,
+        default_cwd: Path | None = None,
+    ) -> None:
+        self.storage = storage
+        self.inject = inject
+        self.check_interval = check_interval
+        self.clock = clock
+        self.command_timeout = command_timeout
+        self.default_cwd = default_cwd or Path.home()
+        self._task: asyncio.Task[None] | None = None
+        self._wake = asyncio.Event()
+        self._expr_errors: dict[str, int] = {}
+        self._limit = asyncio.Semaphore(MAX_CONCURRENT_POLLS)
+        self._in_progress: set[str] = set()
+
+    # --- lifecycle ----------------------------------------------------------------------
+    def start(self) -> None:
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._loop(), name="watch-runner")
+
+    async def aclose(self) -> None:
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    def wake(self) -> None:
+        """Check for due watches now (after a watch was created)."""
+        self._wake.set()
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                await self.run_once()
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # a broken poll must not stop the runner
+                log.exception("watch runner pass failed")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.check_interval)
+            self._wake.clear()
+
+    # --- one pass -----------------------------------------------------------------------
+    async def run_once(self) -> list[str]:
+        """Poll every due watch once; returns the ids of the watches that fired."""
+        now = self.clock()
+        due = [
+            w
+            for w in await self.storage.list_watches(None, active_only=True)
+            if w["next_run"] <= now and w["id"] not in self._in_progress
+        ]
+        if not due:
+            return []
+        results = await asyncio.gather(*(self._poll_guarded(w) for w in due))
+        return [w["id"] for w, fired in zip(due, results, strict=True) if fired]
+
+    async def _poll_guarded(self, watch: dict[str, Any]) -> bool:
+        self._in_progress.add(watch["id"])
+        try:
+            async with self._limit:
+                return await self.poll(watch)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("watch %s poll failed", watch.get("name"))
+            return False
+        finally:
+            self._in_progress.discard(watch["id"])
+
+    async def _cwd_for(self, session_id: str) -> Path:
+        session = await self.storage.get_session(session_id)
+        if session and session.get("cwd"):
+            cwd = Path(session["cwd"])
+            if await asyncio.to_thread(cwd.is_dir):
+                return cwd
+        return self.default_cwd
+
+    async def run_command(self, command: str, cwd: Path) -> tuple[str, int, str | None]:
+        """(output capped at 64 KB, exit code, problem) of one poll."""
+        out = HeadTailBuffer(OUTPUT_CAP)
+        err = HeadTailBuffer(OUTPUT_CAP // 4)
+        try:
+            outcome = await run_process(
+                ["/bin/sh", "-c", command],
+                cwd=cwd,
+                env=scrubbed_env(),
+                time_limit=self.command_timeout,
+                stdout_sink=BufferSink(out),
+                stderr_sink=BufferSink(err),
+            )
+        except OSError as exc:
+            return "", 127, f"cannot start the command: {exc}"
+        output = out.text()
+        if err.total_chars:
+            output = f"{output}{'' if not output or output.endswith(chr(10)) else chr(10)}{err.text()}"
+        if len(output) > OUTPUT_CAP:
+            output = output[:OUTPUT_CAP]
+        problem = f"timed out after {self.command_timeout:g} s" if outcome.timed_out else None
+        code = outcome.returncode if outcome.returncode is not None else -1
+        return output, code, problem
+
+    async def poll(self, watch: dict[str, Any]) -> bool:
+        """Run one poll of ``watch``; True when it fired (and was cancelled)."""
+        wid, name = watch["id"], watch["name"]
+        output, exit_code, problem = await self.run_command(
+            watch["command"], await self._cwd_for(watch["session_id"])
+        )
+        polls = watch["polls"] + 1
+        prev = watch["prev_output"]
+        variables = poll_variables(output, exit_code, prev)
+        fired_text: str | None = None
+        stop_on = watch.get("stop_on")
+        if stop_on:
+            try:
+                condition: Condition = compile_condition(stop_on)
+                met = condition.evaluate(variables)
+                self._expr_errors.pop(wid, None)
+            except WatchExprError as exc:
+                met = False
+                errors = self._expr_errors.get(wid, 0) + 1
+                self._expr_errors[wid] = errors
+                if errors >= MAX_EXPR_ERRORS:
+                    fired_text = (
+                        f"[watch {name}] stopped: stop_on `{stop_on}` failed {errors} polls in a row ({exc}). "
+                        f"Last output (exit code {exit_code}):\n{output}"
+                    )
+            if met:
+                fired_text = (
+                    f"[watch {name}] condition met (`{stop_on}`) after {polls} poll(s) of `{watch['command']}` "
+                    f"(exit code {exit_code}):\n{output}"
+                )
+        elif prev is not None and output != prev:
+            fired_text = (
+                f"[watch {name}] output changed after {polls} poll(s) of `{watch['command']}` "
+                f"(exit code {exit_code}):\n{output}"
+            )
+        if fired_text is None and polls >= watch["max_polls"]:
+            fired_text = (
+                f"[watch {name}] gave up after max_polls ({watch['max_polls']}) without "
+                f"{'the condition being met' if stop_on else 'a change'}. Last output (exit code {exit_code}):\n"
+                f"{output}"
+            )
+        if fired_text is not None and problem:
+            fired_text += f"\n({problem})"
+        now = self.clock()
+        if fired_text is None:
+            await self.storage.update_watch(
+                wid, polls=polls, prev_output=output, next_run=now + watch["poll_every"]
+            )
+            return False
+        self._expr_errors.pop(wid, None)
+        still_active = await self.storage.list_watches(watch["session_id"], active_only=True)
+        if not any(w["id"] == wid for w in still_active):
+            return False  # cancelled while this poll ran: report nothing
+        await self.storage.update_watch(
+            wid, polls=polls, prev_output=output, next_run=now, active=0, result=fired_text[:4000]
+        )
+        try:
+            await self.inject(watch["session_id"], fired_text)
+        except Exception:
+            log.exception("watch %s: delivering the result failed", name)
+        return True

@@ -1,0 +1,148 @@
+"""task_agent and plan_agent: hand a prompt to a nested sub-agent session.
+
+The sub-agent itself is the session's business: ``ctx.run_subagent(kind, prompt)`` runs a nested
+ChatSession ("task": TASK_AGENT_TOOLS, "plan": AGENT_TOOLS, MCP tools merged, a turn limit) and
+returns its final report as a ToolResult. These executors build the prompt and, for plan_agent,
+keep the plan in ``<cwd>/.plan-<session_id>.md``: a second call passes the prior plan so the agent
+refines it, and the final text is written back there. The session's pipeline then shows the plan
+to the user for review (accept / reject / annotate).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from ..core.types import ExecContext, PreparedItem, ToolResult
+from .base import Preparer, ToolContext, error_item, require_str
+
+MAX_PROMPT_CHARS = 100_000
+MAX_PRIOR_PLAN_CHARS = 60_000
+
+PLAN_INSTRUCTIONS = (
+    "You are a planning agent. Explore the codebase with your read-only tools (read_file, search, man, "
+    "math, web tools) before deciding anything, then write a structured implementation plan in Markdown:\n"
+    "1. Goal and constraints (one short paragraph).\n"
+    "2. What you found: the relevant files, functions and behaviour, with paths.\n"
+    "3. Steps: numbered, each naming the files to change and what to change.\n"
+    "4. Risks and open questions.\n"
+    "5. How to verify (tests and commands).\n"
+    "Do not modify files. Your final message must be the complete plan and nothing else."
+)
+
+
+def plan_path(ctx: ToolContext) -> Path:
+    """Where this session's plan lives: ``<cwd>/.plan-<session_id>.md``."""
+    return ctx.cwd / f".plan-{ctx.session_id}.md"
+
+
+def _read_text(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def _write_text(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+def build_plan_prompt(goal: str, prior_plan: str | None) -> str:
+    parts = [PLAN_INSTRUCTIONS, f"## Goal\n{goal}"]
+    if prior_plan and prior_plan.strip():
+        prior = prior_plan.strip()
+        if len(prior) > MAX_PRIOR_PLAN_CHARS:
+            prior = prior[:MAX_PRIOR_PLAN_CHARS] + "\n[... prior plan truncated ...]"
+        parts.append(
+            "## Prior plan\nA plan for this session already exists. Refine this plan rather than starting over: "
+            "keep what still holds, fix what the goal above changes, and return the full updated plan.\n\n"
+            f"<prior_plan>\n{prior}\n</prior_plan>"
+        )
+    return "\n\n".join(parts)
+
+
+def _not_available(ctx: ToolContext, tool: str) -> str | None:
+    if ctx.agent_kind != "main":
+        return f"{tool} is not available inside a sub-agent"
+    if ctx.run_subagent is None:
+        return f"{tool} is not available: this session cannot start sub-agents"
+    return None
+
+
+async def prepare_task_agent(ctx: ToolContext, call_id: str, args: dict[str, Any]) -> PreparedItem:
+    prompt = require_str(args, "prompt")
+    if prompt is None or not prompt.strip():
+        return error_item(call_id, "task_agent", args, "task_agent needs a 'prompt' describing the task")
+    if len(prompt) > MAX_PROMPT_CHARS:
+        return error_item(call_id, "task_agent", args, f"prompt is longer than {MAX_PROMPT_CHARS} characters")
+    problem = _not_available(ctx, "task_agent")
+    if problem:
+        return error_item(call_id, "task_agent", args, problem)
+    runner = ctx.run_subagent
+    assert runner is not None
+
+    async def execute(ectx: ExecContext) -> ToolResult:
+        return await runner("task", prompt)
+
+    first = prompt.strip().splitlines()[0]
+    return PreparedItem(
+        call_id=call_id,
+        func_name="task_agent",
+        args=args,
+        header=f"task_agent: {first[:80]}",
+        preview=prompt,
+        preview_kind="markdown",
+        needs_approval=True,
+        execute=execute,
+    )
+
+
+async def prepare_plan_agent(ctx: ToolContext, call_id: str, args: dict[str, Any]) -> PreparedItem:
+    goal = require_str(args, "goal") or require_str(args, "prompt")  # the spec names it "prompt" too
+    if goal is None or not goal.strip():
+        return error_item(call_id, "plan_agent", args, "plan_agent needs a 'goal' to plan for")
+    if len(goal) > MAX_PROMPT_CHARS:
+        return error_item(call_id, "plan_agent", args, f"goal is longer than {MAX_PROMPT_CHARS} characters")
+    problem = _not_available(ctx, "plan_agent")
+    if problem:
+        return error_item(call_id, "plan_agent", args, problem)
+    runner = ctx.run_subagent
+    assert runner is not None
+    path = plan_path(ctx)
+    refines = await asyncio.to_thread(path.is_file)
+
+    async def execute(ectx: ExecContext) -> ToolResult:
+        prior = await asyncio.to_thread(_read_text, path)
+        result = await runner("plan", build_plan_prompt(goal, prior))
+        if result.is_error:
+            return result
+        plan = result.text.strip()
+        if not plan:
+            return ToolResult("plan_agent finished without writing a plan.", is_error=True)
+        try:
+            await asyncio.to_thread(_write_text, path, plan + "\n")
+        except OSError as exc:
+            return ToolResult(f"plan_agent: cannot write {path}: {exc.strerror}\n\n{plan}", is_error=True)
+        verb = "refined" if prior else "written"
+        return ToolResult(
+            f"Plan {verb}: {path}\n\n{plan}",
+            structured={"plan_path": str(path), "plan": plan, "refined": bool(prior)},
+        )
+
+    note = f"Refines the existing plan in {path.name}." if refines else f"Writes the plan to {path.name}."
+    return PreparedItem(
+        call_id=call_id,
+        func_name="plan_agent",
+        args=args,
+        header=f"plan_agent: {goal.strip().splitlines()[0][:80]}",
+        preview=f"{goal}\n\n_{note}_",
+        preview_kind="markdown",
+        needs_approval=True,
+        execute=execute,
+    )
+
+
+PREPARERS: dict[str, Preparer] = {"task_agent": prepare_task_agent, "plan_agent": prepare_plan_agent}

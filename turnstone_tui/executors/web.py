@@ -1,0 +1,289 @@
+"""web_fetch and web_search.
+
+web_fetch: GET with the SSRF guard of ``ssrf.py`` on the first URL and on every redirect hop
+(followed by hand, at most 5), connecting to the checked address itself (Host header and TLS
+SNI carry the real name), at most 5 MB and 30 s; HTML becomes text with html2text; then the
+session's model answers the question from the text (without a provider, the text is returned).
+
+web_search: the Tavily search API over httpx when a key is configured, else a clear error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Any
+from urllib.parse import urljoin
+
+import html2text
+import httpx
+
+from ..core.types import ExecContext, PreparedItem, ToolResult
+from ..providers.base import ContentDelta, ModelRequest, ProviderError
+from .base import Preparer, ToolContext, error_item, require_str
+from .ssrf import SsrfError, Target, check_url
+
+MAX_REDIRECTS = 5
+MAX_BYTES = 5 * 1024 * 1024
+FETCH_TIMEOUT = 30.0  # seconds for the whole fetch, redirects included
+ANSWER_TIMEOUT = 120.0  # seconds for the model's answer
+USER_AGENT = "turnstone-tui/0.1 (web_fetch)"
+TAVILY_URL = "https://api.tavily.com/search"
+TEXT_TYPES = (
+    "text/",
+    "application/json",
+    "application/xml",
+    "application/xhtml+xml",
+    "application/javascript",
+)
+
+ANSWER_SYSTEM_PROMPT = (
+    "You answer a question from the text of a web page. Use only the page text; quote exact figures, "
+    "names and code from it. If the page does not contain the answer, say so plainly."
+)
+
+
+class FetchError(Exception):
+    """The page could not be fetched; the message says why."""
+
+
+def _allow_hosts(ctx: ToolContext) -> frozenset[str]:
+    # Test seam only: a set of exact "host:port" strings the SSRF guard lets through.
+    allowed = ctx.state.get("web_allow_hosts")
+    return frozenset(allowed) if allowed else frozenset()
+
+
+def _page_char_limit(ctx: ToolContext) -> int:
+    """How much page text the model gets: about half the context window (~3 characters a token)."""
+    return max(4000, min(200_000, int(ctx.config.model.context_window * 1.5)))
+
+
+def html_to_text(html: str) -> str:
+    converter = html2text.HTML2Text()
+    converter.ignore_images = True
+    converter.body_width = 0
+    converter.unicode_snob = True
+    converter.ignore_emphasis = False
+    return converter.handle(html).strip()
+
+
+async def _get_pinned(client: httpx.AsyncClient, target: Target) -> tuple[httpx.Response, bytes, bool]:
+    """GET ``target`` at one of its checked addresses; returns (response, body up to MAX_BYTES, truncated)."""
+    last_error: Exception | None = None
+    for address in target.addresses:
+        request = client.build_request(
+            "GET",
+            target.pinned_url(address),
+            headers={"Host": target.host_header, "User-Agent": USER_AGENT, "Accept": "text/html,*/*;q=0.8"},
+            extensions={"sni_hostname": target.host} if target.scheme == "https" else {},
+        )
+        try:
+            response = await client.send(request, stream=True)
+        except httpx.ConnectError as exc:
+            last_error = exc
+            continue
+        try:
+            chunks: list[bytes] = []
+            size = 0
+            truncated = False
+            if not response.is_redirect:
+                async for chunk in response.aiter_bytes():
+                    chunks.append(chunk)
+                    size += len(chunk)
+                    if size >= MAX_BYTES:
+                        truncated = True
+                        break
+            body = b"".join(chunks)[:MAX_BYTES]
+        finally:
+            await response.aclose()
+        return response, body, truncated
+    raise FetchError(f"cannot connect to {target.host_port}: {last_error}")
+
+
+async def fetch_page(url: str, allow_hosts: frozenset[str] = frozenset()) -> tuple[str, str, str, bool]:
+    """Fetch ``url`` through the SSRF guard. Returns (final URL, content type, text, truncated)."""
+    async with httpx.AsyncClient(
+        follow_redirects=False, trust_env=False, timeout=httpx.Timeout(15.0, connect=10.0)
+    ) as client:
+        current = url
+        for _hop in range(MAX_REDIRECTS + 1):
+            target = await check_url(current, allow_hosts)
+            response, body, truncated = await _get_pinned(client, target)
+            if response.is_redirect:
+                location = response.headers.get("location")
+                if not location:
+                    raise FetchError(f"HTTP {response.status_code} redirect without a Location header")
+                current = urljoin(current, location)
+                continue
+            if response.status_code >= 400:
+                raise FetchError(f"HTTP {response.status_code} {response.reason_phrase} from {current}")
+            content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+            if content_type and not content_type.startswith(TEXT_TYPES):
+                raise FetchError(f"unsupported content type {content_type!r} (only text pages can be read)")
+            text = body.decode(response.encoding or "utf-8", errors="replace")
+            if content_type in ("text/html", "application/xhtml+xml") or (
+                not content_type and "<html" in text[:2000].lower()
+            ):
+                text = html_to_text(text)
+            return current, content_type, text, truncated
+        raise FetchError(f"too many redirects (more than {MAX_REDIRECTS})")
+
+
+async def answer_from_page(ctx: ToolContext, question: str, url: str, text: str) -> str:
+    """Ask the session's model to answer ``question`` from ``text``; returns the collected answer."""
+    assert ctx.provider is not None
+    request = ModelRequest(
+        messages=[
+            {"role": "system", "content": ANSWER_SYSTEM_PROMPT},
+            {"role": "user", "content": f"Question: {question}\n\nPage: {url}\n\nPage text:\n{text}"},
+        ],
+        tools=[],
+        model=getattr(ctx.provider, "model", "") or "",
+    )
+    parts: list[str] = []
+    async with asyncio.timeout(ANSWER_TIMEOUT):
+        async for event in ctx.provider.stream(request):
+            if isinstance(event, ContentDelta):
+                parts.append(event.text)
+    return "".join(parts).strip()
+
+
+async def prepare_web_fetch(ctx: ToolContext, call_id: str, args: dict[str, Any]) -> PreparedItem:
+    url = require_str(args, "url")
+    question = require_str(args, "question")
+    if url is None:
+        return error_item(call_id, "web_fetch", args, "web_fetch needs a 'url' (http:// or https://)")
+    if question is None:
+        return error_item(call_id, "web_fetch", args, "web_fetch needs a 'question' to answer from the page")
+    url = url.strip()
+    scheme = url.split(":", 1)[0].lower() if ":" in url else ""
+    if scheme not in ("http", "https"):
+        return error_item(
+            call_id, "web_fetch", args, f"refused {url!r}: only http:// and https:// URLs can be fetched"
+        )
+    allow = _allow_hosts(ctx)
+    time_limit = float(ctx.state.get("web_fetch_timeout", FETCH_TIMEOUT))
+
+    async def execute(ectx: ExecContext) -> ToolResult:
+        try:
+            async with asyncio.timeout(time_limit):
+                final_url, _ctype, text, truncated = await fetch_page(url, allow)
+        except SsrfError as exc:
+            return ToolResult(f"web_fetch refused: {exc}", is_error=True)
+        except FetchError as exc:
+            return ToolResult(f"web_fetch failed: {exc}", is_error=True)
+        except TimeoutError:
+            return ToolResult(
+                f"web_fetch failed: {url} did not answer within {time_limit:g} s", is_error=True
+            )
+        except httpx.HTTPError as exc:
+            return ToolResult(f"web_fetch failed: {type(exc).__name__}: {exc}", is_error=True)
+        limit = _page_char_limit(ctx)
+        notes: list[str] = []
+        if truncated:
+            notes.append(f"page cut at {MAX_BYTES // (1024 * 1024)} MB")
+        if len(text) > limit:
+            text = text[:limit]
+            notes.append(f"text cut to {limit:,} characters")
+        header = f"[web_fetch {final_url}]" + (f" ({'; '.join(notes)})" if notes else "")
+        if not text.strip():
+            return ToolResult(f"{header}\nThe page has no readable text.")
+        if ctx.provider is None:
+            return ToolResult(f"{header}\n{text}")
+        try:
+            answer = await answer_from_page(ctx, question, final_url, text)
+        except (ProviderError, TimeoutError) as exc:
+            # The page was fetched; hand its text back so the calling model can still answer.
+            return ToolResult(f"{header}\n(the model could not answer: {exc}; page text follows)\n\n{text}")
+        return ToolResult(f"{header}\n{answer or '(the model gave an empty answer)'}")
+
+    return PreparedItem(
+        call_id=call_id,
+        func_name="web_fetch",
+        args=args,
+        header=f"web_fetch {url}",
+        preview=f"GET {url}\nQuestion: {question}",
+        needs_approval=True,
+        execute=execute,
+    )
+
+
+# --- web_search ----------------------------------------------------------------------------
+
+NOT_CONFIGURED = "web_search is not configured: set [api] tavily_key in config.toml or $TAVILY_API_KEY"
+
+
+def tavily_key(ctx: ToolContext) -> str:
+    return ctx.config.api.tavily_key or os.environ.get("TAVILY_API_KEY", "")
+
+
+def format_results(query: str, payload: dict[str, Any]) -> str:
+    results = payload.get("results") or []
+    if not isinstance(results, list) or not results:
+        return f"No web results for {query!r}."
+    lines = [f"Web results for {query!r}:"]
+    answer = payload.get("answer")
+    if isinstance(answer, str) and answer.strip():
+        lines.append(f"Summary: {answer.strip()}")
+    for n, item in enumerate(results, 1):
+        if not isinstance(item, dict):
+            continue
+        title = str(item.get("title") or "(untitled)").strip()
+        url = str(item.get("url") or "").strip()
+        snippet = " ".join(str(item.get("content") or "").split())
+        if len(snippet) > 500:
+            snippet = snippet[:500] + "…"
+        lines.append(f"\n{n}. {title}\n   {url}\n   {snippet}")
+    return "\n".join(lines)
+
+
+async def prepare_web_search(ctx: ToolContext, call_id: str, args: dict[str, Any]) -> PreparedItem:
+    query = require_str(args, "query")
+    if query is None or not query.strip():
+        return error_item(call_id, "web_search", args, "web_search needs a non-empty 'query'")
+    max_results = args.get("max_results", 5)
+    if isinstance(max_results, bool) or not isinstance(max_results, int) or not 1 <= max_results <= 20:
+        return error_item(call_id, "web_search", args, "max_results must be an integer from 1 to 20")
+    topic = args.get("topic", "general")
+    if topic not in ("general", "news", "finance"):
+        return error_item(call_id, "web_search", args, "topic must be general, news or finance")
+    base_url = str(ctx.state.get("tavily_base_url") or TAVILY_URL)
+
+    async def execute(ectx: ExecContext) -> ToolResult:
+        key = tavily_key(ctx)
+        if not key:
+            return ToolResult(NOT_CONFIGURED, is_error=True)
+        body = {"query": query, "max_results": max_results, "topic": topic, "search_depth": "basic"}
+        try:
+            async with httpx.AsyncClient(timeout=30.0, trust_env=False) as client:
+                response = await client.post(
+                    base_url, json=body, headers={"Authorization": f"Bearer {key}", "User-Agent": USER_AGENT}
+                )
+        except httpx.HTTPError as exc:
+            return ToolResult(f"web_search failed: {type(exc).__name__}: {exc}", is_error=True)
+        if response.status_code in (401, 403):
+            return ToolResult(
+                f"web_search failed: the Tavily key was rejected (HTTP {response.status_code})", True
+            )
+        if response.status_code >= 400:
+            return ToolResult(f"web_search failed: HTTP {response.status_code}: {response.text[:300]}", True)
+        try:
+            payload = response.json()
+        except ValueError:
+            return ToolResult("web_search failed: the search service returned invalid JSON", is_error=True)
+        if not isinstance(payload, dict):
+            return ToolResult("web_search failed: unexpected response shape", is_error=True)
+        return ToolResult(format_results(query, payload), structured=payload.get("results"))
+
+    return PreparedItem(
+        call_id=call_id,
+        func_name="web_search",
+        args=args,
+        header=f"web_search {query!r}",
+        preview=f"Search ({topic}, up to {max_results}): {query}",
+        needs_approval=True,
+        execute=execute,
+    )
+
+
+PREPARERS: dict[str, Preparer] = {"web_fetch": prepare_web_fetch, "web_search": prepare_web_search}
