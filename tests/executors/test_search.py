@@ -1,0 +1,70 @@
+"""search: recursive regex search with file:line results, bounded output, clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.executors.exec_helpers import execute, make_ctx, prepare, run
+from turnstone_tui.executors.search import MAX_MATCH_LINES, PREPARERS
+
+pytestmark = pytest.mark.timeout(30)
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    (tmp_path / "src" / "pkg" / "mod.py").write_text("import os\n\ndef handler(event):\n    return event\n")
+    (tmp_path / "src" / "main.py").write_text("from pkg.mod import handler\nhandler(1)\n")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "config").write_text("handler = never shown\n")
+    (tmp_path / "blob.bin").write_bytes(b"handler\x00\x01")
+    return tmp_path
+
+
+async def test_finds_matches_with_file_and_line(tree: Path) -> None:
+    item = await prepare(PREPARERS, make_ctx(tree), "search", query=r"def \w+\(")
+    assert item.needs_approval is False
+    result = await execute(item)
+    assert result.text == "src/pkg/mod.py:3:def handler(event):"
+    assert not result.is_error
+
+
+async def test_extended_regex_in_a_subdirectory(tree: Path) -> None:
+    result = await run(
+        PREPARERS, make_ctx(tree), "search", query="(import handler|handler\\(1\\))", path="src"
+    )
+    lines = sorted(result.text.splitlines())
+    assert lines == ["src/main.py:1:from pkg.mod import handler", "src/main.py:2:handler(1)"]
+
+
+async def test_no_matches_is_not_an_error(tree: Path) -> None:
+    result = await run(PREPARERS, make_ctx(tree), "search", query="zzz_not_there")
+    assert not result.is_error and "No matches" in result.text
+
+
+async def test_invalid_regex_is_an_error(tree: Path) -> None:
+    result = await run(PREPARERS, make_ctx(tree), "search", query="(unclosed")
+    assert result.is_error and "search failed" in result.text
+
+
+async def test_output_is_bounded_with_a_count_of_the_rest(tmp_path: Path) -> None:
+    (tmp_path / "many.txt").write_text("match me\n" * (MAX_MATCH_LINES + 250))
+    result = await run(PREPARERS, make_ctx(tmp_path), "search", query="match")
+    lines = result.text.splitlines()
+    assert len(lines) == MAX_MATCH_LINES + 1
+    assert "250 more matching lines" in lines[-1]
+
+
+async def test_missing_path_and_empty_query(tmp_path: Path) -> None:
+    item = await prepare(PREPARERS, make_ctx(tmp_path), "search", query="x", path="nope")
+    assert item.error and "no such file" in item.error
+    item = await prepare(PREPARERS, make_ctx(tmp_path), "search", query="")
+    assert item.error and "'query'" in item.error
+
+
+async def test_pattern_starting_with_dash_is_a_pattern(tmp_path: Path) -> None:
+    (tmp_path / "f.txt").write_text("x --verbose y\n")
+    result = await run(PREPARERS, make_ctx(tmp_path), "search", query="--verbose")
+    assert result.text == "f.txt:1:x --verbose y"

@@ -1,0 +1,145 @@
+"""The bash tool: a real shell command, streamed line by line, in its own process group.
+
+- ``bash -c COMMAND`` with stdin closed, the environment scrubbed of secrets, cwd = the session's.
+- stdout lines are emitted live (``exec_ctx.emit(line, "stdout")``, without the newline) and kept;
+  stderr lines are emitted with ``"stderr"`` and kept as ``[stderr] line``. Output that the command
+  itself sends to stdout (``2>&1``) is not marked.
+- Memory stays bounded: the kept output is a head+tail buffer of ``config.tools.truncation`` chars.
+- ``timeout`` (1-600 s, default ``config.tools.timeout``) terminates the whole group (SIGTERM,
+  then SIGKILL); cancellation does the same and re-raises.
+- ``[exit code: N]`` is appended; is_error when the exit code is >= 2, the shell was killed by a
+  signal, or the timeout fired. Exit code 1 ("grep found nothing") is not an error.
+- Background processes that keep the output pipe open are not waited for (a note says so); to run
+  a daemon, redirect its output (``nohup cmd > log 2>&1 &``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..core.truncate import HeadTailBuffer
+from ..core.types import ExecContext, PreparedItem, ToolResult
+from .base import Preparer, ToolContext, error_item, scrubbed_env
+from .bash_guard import check_command
+from .proc_group import EmittingSink, RunOutcome, run_process
+
+MIN_TIMEOUT = 1
+MAX_TIMEOUT = 600
+STDERR_PREFIX = "[stderr] "
+HEADER_MAX = 100
+NOTES_RESERVE = 1024
+
+
+def parse_timeout(value: Any, default: int) -> int | str:
+    """The timeout in seconds, or an error message."""
+    if value is None:
+        return default
+    if isinstance(value, bool):
+        return "timeout must be a whole number of seconds (1-600)"
+    if isinstance(value, str):
+        try:
+            value = float(value.strip())
+        except ValueError:
+            return f"timeout must be a whole number of seconds (1-600), got {value!r}"
+    if isinstance(value, float):
+        if not value.is_integer():
+            return f"timeout must be a whole number of seconds (1-600), got {value}"
+        value = int(value)
+    if not isinstance(value, int):
+        return f"timeout must be a whole number of seconds (1-600), got {type(value).__name__}"
+    if not MIN_TIMEOUT <= value <= MAX_TIMEOUT:
+        return f"timeout must be between {MIN_TIMEOUT} and {MAX_TIMEOUT} seconds, got {value}"
+    return value
+
+
+def _header(command: str) -> str:
+    first = command.strip().splitlines()[0] if command.strip() else command
+    if len(first) > HEADER_MAX:
+        first = first[: HEADER_MAX - 1] + "…"
+    elif "\n" in command.strip():
+        first += " …"
+    return f"bash: {first}"
+
+
+def format_result(text: str, outcome: RunOutcome, timeout: int) -> ToolResult:
+    """Output + status notes + ``[exit code: N]``, with is_error per the spec."""
+    notes: list[str] = []
+    if outcome.timed_out:
+        notes.append(f"[timed out after {timeout} s: the command and all its child processes were killed]")
+    elif outcome.signal_name:
+        notes.append(f"[killed by {outcome.signal_name}]")
+    if outcome.detached:
+        notes.append(
+            "[background processes kept the output open; they are still running, their further output "
+            "is not captured (redirect it to a file: cmd > log 2>&1 &)]"
+        )
+    code = outcome.returncode if outcome.returncode is not None else -1
+    notes.append(f"[exit code: {code}]")
+    body = text if not text or text.endswith("\n") else text + "\n"
+    is_error = outcome.timed_out or code >= 2 or code < 0
+    return ToolResult(body + "\n".join(notes), is_error=is_error)
+
+
+async def prepare_bash(ctx: ToolContext, call_id: str, args: dict[str, Any]) -> PreparedItem:
+    command = args.get("command")
+    if not isinstance(command, str) or not command.strip():
+        return error_item(call_id, "bash", args, "bash: 'command' must be a non-empty string")
+    timeout = parse_timeout(args.get("timeout"), ctx.config.tools.timeout)
+    if isinstance(timeout, str):
+        return error_item(call_id, "bash", args, f"bash: {timeout}")
+    stop_on_error = args.get("stop_on_error", False)
+    if not isinstance(stop_on_error, bool):
+        return error_item(call_id, "bash", args, "bash: stop_on_error must be true or false")
+    refusal = check_command(command)
+    if refusal:
+        return error_item(call_id, "bash", args, f"bash: {refusal}")
+
+    script = f"set -e\n{command}" if stop_on_error else command
+    cwd = ctx.cwd
+    limit = ctx.config.tools.truncation
+
+    async def execute(exec_ctx: ExecContext) -> ToolResult:
+        return await run_bash(script, exec_ctx, cwd=cwd, time_limit=timeout, limit=limit)
+
+    return PreparedItem(
+        call_id=call_id,
+        func_name="bash",
+        args=args,
+        header=_header(command),
+        preview=command if not stop_on_error else f"# set -e (stop on first error)\n{command}",
+        needs_approval=True,
+        execute=execute,
+        preview_kind="bash",
+    )
+
+
+async def run_bash(
+    script: str, exec_ctx: ExecContext, *, cwd: Path, time_limit: int, limit: int
+) -> ToolResult:
+    """Run a bash script as the tool does: streaming, bounded, group-killed on timeout/cancel."""
+    # leave room for the notes and the exit code so the pipeline's final truncation keeps them
+    buffer = HeadTailBuffer(max(limit - NOTES_RESERVE, 1024))
+    emit = exec_ctx.emit
+
+    def emit_stdout(line: str) -> None:
+        emit(line, "stdout")
+
+    def emit_stderr(line: str) -> None:
+        emit(line, "stderr")
+
+    try:
+        outcome = await run_process(
+            ["bash", "-c", script],
+            cwd=cwd,
+            env=scrubbed_env(),
+            time_limit=time_limit,
+            stdout_sink=EmittingSink(emit_stdout, buffer),
+            stderr_sink=EmittingSink(emit_stderr, buffer, prefix=STDERR_PREFIX),
+        )
+    except OSError as exc:
+        return ToolResult(f"bash: could not start the shell in {cwd}: {exc.strerror or exc}", is_error=True)
+    return format_result(buffer.text(), outcome, time_limit)
+
+
+PREPARERS: dict[str, Preparer] = {"bash": prepare_bash}

@@ -1,0 +1,138 @@
+"""The man tool: the formatted manual page as plain text, with ``--help`` as the fallback.
+
+``man -P cat [section] page`` with ``MANWIDTH=100``; overstrike (``x\\bx``, ``_\\bx``) and ANSI
+formatting are removed like ``col -b`` would. When man is not installed or has no page, and the
+page names a command on PATH, ``<command> --help`` is shown instead (not for commands whose
+``--help`` handling we would not bet the machine on, e.g. reboot).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+from typing import Any
+
+from ..core.truncate import HeadTailBuffer
+from ..core.types import ExecContext, PreparedItem, ToolResult
+from .base import Preparer, ToolContext, error_item, require_str, scrubbed_env
+from .proc_group import BufferSink, run_process
+
+MAN_WIDTH = "100"
+MAN_TIMEOUT = 30
+HELP_TIMEOUT = 10
+HELP_LIMIT = 64 * 1024
+_PAGE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.:+@-]*$")
+_SECTION = re.compile(r"^[0-9][A-Za-z0-9]{0,5}$|^[nlp]$")
+_OVERSTRIKE = re.compile(r".\x08")
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+# Never run "<page> --help" for these: a program that ignores --help must not power off the machine.
+_NO_HELP_FALLBACK = frozenset(
+    {"shutdown", "reboot", "halt", "poweroff", "init", "telinit", "kill", "killall", "pkill", "rm", "dd",
+     "mkfs", "mkswap", "wipefs", "shred", "fdisk", "sfdisk", "parted", "systemctl", "login", "su", "sudo",
+     "passwd", "xdg-open", "yes"}
+)  # fmt: skip
+
+
+def clean_man_text(text: str) -> str:
+    """Remove backspace overstrike and ANSI escapes (what ``col -b`` does for man output)."""
+    while "\x08" in text:
+        cleaned = _OVERSTRIKE.sub("", text)
+        if cleaned == text:
+            text = text.replace("\x08", "")
+            break
+        text = cleaned
+    return _ANSI.sub("", text)
+
+
+async def _capture(
+    argv: list[str], cwd: Path, time_limit: int, extra_env: dict[str, str]
+) -> tuple[int | None, str, str]:
+    out, err = HeadTailBuffer(512 * 1024), HeadTailBuffer(8 * 1024)
+    outcome = await run_process(
+        argv,
+        cwd=cwd,
+        env=scrubbed_env(extra_env),
+        time_limit=time_limit,
+        stdout_sink=BufferSink(out),
+        stderr_sink=BufferSink(err),
+    )
+    code = None if outcome.timed_out else outcome.returncode
+    return code, out.text(), err.text()
+
+
+async def _help_fallback(page: str, cwd: Path, reason: str) -> ToolResult:
+    program = shutil.which(page)
+    if program is None:
+        return ToolResult(f"{reason}; and {page!r} is not a command on PATH either.", is_error=True)
+    if page in _NO_HELP_FALLBACK or page.startswith("mkfs"):
+        return ToolResult(f"{reason} (`{page} --help` is not run automatically for {page}).", is_error=True)
+    try:
+        code, out, err = await _capture([program, "--help"], cwd, HELP_TIMEOUT, {"PAGER": "cat"})
+    except OSError as exc:
+        return ToolResult(f"{reason}; running `{page} --help` failed: {exc.strerror or exc}", is_error=True)
+    text = clean_man_text(out or err).strip()
+    if not text:
+        return ToolResult(f"{reason}; `{page} --help` printed nothing (exit {code}).", is_error=True)
+    if len(text) > HELP_LIMIT:
+        text = text[:HELP_LIMIT] + "\n[... cut ...]"
+    return ToolResult(f"{reason}. Output of `{page} --help` instead:\n\n{text}")
+
+
+async def read_man_page(page: str, section: str | None, cwd: Path) -> ToolResult:
+    what = f"{page}({section})" if section else page
+    man = shutil.which("man")
+    if man is None:
+        return await _help_fallback(
+            page, cwd, f"man is not installed on this machine, so there is no man page for {what}"
+        )
+    argv = [man, "-P", "cat", *([section] if section else []), page]
+    env = {"MANWIDTH": MAN_WIDTH, "MANPAGER": "cat", "PAGER": "cat", "MAN_KEEP_FORMATTING": "0"}
+    try:
+        code, out, err = await _capture(argv, cwd, MAN_TIMEOUT, env)
+    except OSError as exc:
+        return await _help_fallback(page, cwd, f"man could not be run ({exc.strerror or exc})")
+    text = clean_man_text(out).strip()
+    if code == 0 and text:
+        return ToolResult(text)
+    if code is None:
+        return ToolResult(f"man {what}: timed out after {MAN_TIMEOUT} s", is_error=True)
+    detail = clean_man_text(err).strip().splitlines()
+    reason = detail[0] if detail else f"man found no page for {what} (exit {code})"
+    return await _help_fallback(page, cwd, reason.rstrip("."))
+
+
+async def prepare_man(ctx: ToolContext, call_id: str, args: dict[str, Any]) -> PreparedItem:
+    page = require_str(args, "page")
+    if page is None or not _PAGE.match(page.strip()):
+        return error_item(
+            call_id,
+            "man",
+            args,
+            f"man: 'page' must be a man page name like grep or printf, got {args.get('page')!r}",
+        )
+    page = page.strip()
+    section = args.get("section")
+    if isinstance(section, int) and not isinstance(section, bool):
+        section = str(section)
+    if section is not None and (not isinstance(section, str) or not _SECTION.match(section.strip())):
+        return error_item(call_id, "man", args, f"man: 'section' must be like 1, 2, 3 or 3p, got {section!r}")
+    section = section.strip() if isinstance(section, str) and section.strip() else None
+    cwd = ctx.cwd
+
+    async def execute(exec_ctx: ExecContext) -> ToolResult:
+        return await read_man_page(page, section, cwd)
+
+    title = f"{page}({section})" if section else page
+    return PreparedItem(
+        call_id=call_id,
+        func_name="man",
+        args=args,
+        header=f"man: {title}",
+        preview=f"man {section + ' ' if section else ''}{page}",
+        needs_approval=False,
+        execute=execute,
+    )
+
+
+PREPARERS: dict[str, Preparer] = {"man": prepare_man}

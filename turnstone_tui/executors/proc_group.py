@@ -1,0 +1,244 @@
+"""Run a subprocess in its own process group, stream its output, and always clean up the whole group.
+
+Used by the bash, search, math and man tools. The child gets its own session (process group), so a
+timeout or a cancellation can signal every process it started, grandchildren included.
+
+Output is read in large chunks and split at the last newline: a ``LineSink`` receives text made of
+complete lines (each ending in ``"\\n"``), and at end of stream the unterminated remainder (without
+``"\\n"``). Splitting into single lines, if needed, is the sink's business — this keeps the hot path
+to one call per 64 KiB chunk.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import os
+import signal
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from ..core.truncate import HeadTailBuffer
+
+READ_CHUNK = 65536
+TERM_GRACE = 2.0  # seconds between SIGTERM and SIGKILL on timeout / cancellation
+EXIT_POLL = 0.1  # seconds between return-code checks while pipes are still open
+PIPE_GRACE = 2.0  # seconds to keep reading after the main process exited (background children)
+
+
+class LineSink(Protocol):
+    def feed(self, text: str) -> None:
+        """Complete lines ending in "\\n"; at end of stream possibly one final line without it."""
+
+
+class BufferSink:
+    """Collects output into a bounded head+tail buffer, optionally prefixing each line."""
+
+    def __init__(self, buffer: HeadTailBuffer, prefix: str = "") -> None:
+        self.buffer = buffer
+        self.prefix = prefix
+
+    def feed(self, text: str) -> None:
+        if self.prefix:
+            lines = text[:-1].split("\n") if text.endswith("\n") else text.split("\n")
+            prefix = self.prefix
+            text = "".join([f"{prefix}{line}\n" for line in lines])
+        self.buffer.write(text if text.endswith("\n") else text + "\n")
+
+
+class EmittingSink:
+    """Emits every line through ``emit`` (the live pane) and keeps the text in a bounded buffer."""
+
+    def __init__(
+        self,
+        emit: Callable[[str], None],
+        buffer: HeadTailBuffer,
+        prefix: str = "",
+    ) -> None:
+        self._emit = emit
+        self.buffer = buffer
+        self.prefix = prefix
+
+    def feed(self, text: str) -> None:
+        lines = text[:-1].split("\n") if text.endswith("\n") else text.split("\n")
+        emit = self._emit
+        for line in lines:
+            emit(line)
+        if self.prefix:
+            prefix = self.prefix
+            self.buffer.write("".join([f"{prefix}{line}\n" for line in lines]))
+        else:
+            # the final unterminated line gets its newline so the other stream can't glue onto it
+            self.buffer.write(text if text.endswith("\n") else text + "\n")
+
+
+@dataclass(slots=True)
+class RunOutcome:
+    returncode: int | None
+    timed_out: bool = False
+    # The main process exited but background children kept its output pipes open: we stopped reading.
+    detached: bool = False
+    pid: int = 0
+
+    @property
+    def signal_name(self) -> str | None:
+        if self.returncode is None or self.returncode >= 0:
+            return None
+        try:
+            return signal.Signals(-self.returncode).name
+        except ValueError:
+            return f"signal {-self.returncode}"
+
+
+def kill_group(pgid: int, sig: int) -> None:
+    """Signal a whole process group; a group that is already gone is not an error."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+async def _pump(stream: asyncio.StreamReader | None, sink: LineSink | None) -> None:
+    if stream is None:
+        return
+    decode = codecs.getincrementaldecoder("utf-8")("replace").decode
+    pending = ""
+    read = stream.read
+    while True:
+        data = await read(READ_CHUNK)
+        if not data:
+            break
+        text = decode(data)
+        cut = text.rfind("\n")
+        if cut < 0:
+            pending += text
+            continue
+        complete = pending + text[: cut + 1] if pending else text[: cut + 1]
+        pending = text[cut + 1 :]
+        if sink is not None:
+            sink.feed(complete)
+    pending += decode(b"", True)
+    if pending and sink is not None:
+        sink.feed(pending)
+
+
+async def _terminate(proc: asyncio.subprocess.Process, grace: float) -> None:
+    """SIGTERM the group, give it ``grace`` seconds, then SIGKILL whatever is left of the group."""
+    pgid = proc.pid
+    try:
+        kill_group(pgid, signal.SIGTERM)
+        if proc.returncode is None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(_exited(proc), grace)
+    finally:
+        # Always: stragglers that ignore SIGTERM, or children that outlived the shell.
+        kill_group(pgid, signal.SIGKILL)
+
+
+def _close_pipes(proc: asyncio.subprocess.Process) -> None:
+    """Close our ends of the pipes (asyncio has no public API for this on a finished process)."""
+    transport = getattr(proc, "_transport", None)
+    if transport is not None:
+        transport.close()
+
+
+async def _finish_readers(readers: asyncio.Future[list[None]], wait: float) -> bool:
+    """Wait up to ``wait`` s for both readers to hit EOF; cancel them otherwise. True if they finished."""
+    try:
+        await asyncio.wait_for(asyncio.shield(readers), wait)
+        return True
+    except TimeoutError:
+        readers.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await readers
+        return False
+
+
+async def run_process(
+    argv: Sequence[str],
+    *,
+    cwd: Path | str,
+    env: dict[str, str],
+    time_limit: float,
+    stdout_sink: LineSink | None,
+    stderr_sink: LineSink | None,
+    stdin_data: bytes | None = None,
+    pipe_grace: float = PIPE_GRACE,
+    term_grace: float = TERM_GRACE,
+) -> RunOutcome:
+    """Run ``argv`` in a new session; after ``time_limit`` seconds or cancellation kill the whole process group.
+
+    Raises OSError if the program cannot be started (callers turn it into a ToolResult).
+    CancelledError is re-raised after the group was terminated.
+    """
+    proc = await asyncio.create_subprocess_exec(
+        *argv,
+        stdin=asyncio.subprocess.PIPE if stdin_data is not None else asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=str(cwd),
+        env=env,
+        start_new_session=True,
+    )
+    outcome = RunOutcome(returncode=None, pid=proc.pid)
+    readers = asyncio.gather(_pump(proc.stdout, stdout_sink), _pump(proc.stderr, stderr_sink))
+    feeder: asyncio.Task[None] | None = None
+    if stdin_data is not None and proc.stdin is not None:
+        feeder = asyncio.create_task(_feed_stdin(proc.stdin, stdin_data))
+    try:
+        try:
+            async with asyncio.timeout(time_limit):
+                await _exited(proc, readers)
+        except TimeoutError:
+            outcome.timed_out = True
+            await _terminate(proc, term_grace)
+        if not await _finish_readers(readers, pipe_grace):
+            outcome.detached = not outcome.timed_out
+            _close_pipes(proc)
+    except BaseException:  # cancelled (or a sink raised): never leave the group running
+        try:
+            await _terminate(proc, min(term_grace, 0.5))
+        finally:
+            readers.cancel()
+            _close_pipes(proc)
+        raise
+    finally:
+        if feeder is not None and not feeder.done():
+            feeder.cancel()
+    outcome.returncode = proc.returncode
+    return outcome
+
+
+async def _exited(proc: asyncio.subprocess.Process, readers: asyncio.Future[Any] | None = None) -> None:
+    """Return once the main process exited; raise at once if a reader (a sink) failed.
+
+    ``Process.wait()`` (3.11) also waits for the pipes to close, which never happens while a
+    background child holds them; so also poll the return code the child watcher records.
+    """
+    waiter = asyncio.ensure_future(proc.wait())
+    try:
+        while proc.returncode is None:
+            watch: set[asyncio.Future[Any]] = {waiter}
+            if readers is not None and not readers.done():
+                watch.add(readers)
+            await asyncio.wait(watch, timeout=EXIT_POLL, return_when=asyncio.FIRST_COMPLETED)
+            if waiter.done():
+                return
+            if readers is not None and readers.done() and not readers.cancelled():
+                failure = readers.exception()
+                if failure is not None:
+                    raise failure
+    finally:
+        waiter.cancel()
+
+
+async def _feed_stdin(stdin: asyncio.StreamWriter, data: bytes) -> None:
+    try:
+        stdin.write(data)
+        await stdin.drain()
+    except (BrokenPipeError, ConnectionResetError):
+        pass
+    finally:
+        with contextlib.suppress(Exception):
+            stdin.close()

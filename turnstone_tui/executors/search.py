@@ -1,0 +1,119 @@
+"""The search tool: recursive regex search, ``file:line:text`` results, bounded.
+
+ripgrep (``rg``) when it is on PATH (respects .gitignore), else ``grep -rnE`` skipping binary files
+and the usual tool directories (.git, node_modules, virtualenvs, caches). At most 500 lines are
+kept (each cut to 400 chars); the rest are counted. Exit status 1 means "no matches", not an error.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from ..core.truncate import HeadTailBuffer
+from ..core.types import ExecContext, PreparedItem, ToolResult
+from .base import Preparer, ToolContext, error_item, require_str, scrubbed_env
+from .proc_group import BufferSink, run_process
+
+MAX_MATCH_LINES = 500
+MAX_LINE_CHARS = 400
+GREP_EXCLUDED_DIRS = (
+    ".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".pytest_cache", ".ruff_cache",
+    ".tox", ".hg", ".svn",
+)  # fmt: skip
+
+
+class MatchSink:
+    """Keeps the first ``max_lines`` result lines, counts all of them."""
+
+    def __init__(self, max_lines: int = MAX_MATCH_LINES) -> None:
+        self.max_lines = max_lines
+        self.kept: list[str] = []
+        self.total = 0
+
+    def feed(self, text: str) -> None:
+        lines = text[:-1].split("\n") if text.endswith("\n") else text.split("\n")
+        self.total += len(lines)
+        room = self.max_lines - len(self.kept)
+        for line in lines[: max(room, 0)]:
+            if line.startswith("./"):
+                line = line[2:]
+            if len(line) > MAX_LINE_CHARS:
+                line = line[:MAX_LINE_CHARS] + " [... line cut]"
+            self.kept.append(line)
+
+
+def search_command(query: str, path_arg: str) -> list[str]:
+    rg = shutil.which("rg")
+    if rg:
+        return [rg, "-n", "-H", "--no-heading", "--color", "never", "-e", query, "--", path_arg]
+    excludes = [f"--exclude-dir={d}" for d in GREP_EXCLUDED_DIRS]
+    return ["grep", "-rnHE", "-I", "--color=never", *excludes, "-e", query, "--", path_arg]
+
+
+async def prepare_search(ctx: ToolContext, call_id: str, args: dict[str, Any]) -> PreparedItem:
+    name = "search"
+    query = require_str(args, "query")
+    if query is None:
+        return error_item(call_id, name, args, "search: 'query' must be a non-empty regex pattern")
+    path_arg = args.get("path") or "."
+    if not isinstance(path_arg, str):
+        return error_item(call_id, name, args, "search: 'path' must be a string")
+    target = ctx.resolve(path_arg)
+    if not target.exists():
+        return error_item(call_id, name, args, f"search: {path_arg}: no such file or directory")
+    cwd = ctx.cwd
+    timeout = ctx.config.tools.timeout
+
+    async def execute(exec_ctx: ExecContext) -> ToolResult:
+        return await run_search(query, path_arg, cwd, timeout)
+
+    return PreparedItem(
+        call_id=call_id,
+        func_name=name,
+        args=args,
+        header=f"search: {query!r} in {path_arg}",
+        preview=f"pattern: {query}\npath: {target}",
+        needs_approval=False,
+        execute=execute,
+    )
+
+
+async def run_search(query: str, path_arg: str, cwd: Path, time_limit: int) -> ToolResult:
+    matches = MatchSink()
+    errors = HeadTailBuffer(4000)
+    argv = search_command(query, path_arg)
+    try:
+        outcome = await run_process(
+            argv,
+            cwd=cwd,
+            env=scrubbed_env({"LC_ALL": "C.UTF-8"}),
+            time_limit=time_limit,
+            stdout_sink=matches,
+            stderr_sink=BufferSink(errors),
+        )
+    except OSError as exc:
+        return ToolResult(f"search: cannot run {argv[0]}: {exc.strerror or exc}", is_error=True)
+    stderr = errors.text().strip()
+    if outcome.timed_out:
+        partial = "\n".join(matches.kept)
+        return ToolResult(
+            f"search timed out after {time_limit} s; partial results:\n{partial}", is_error=True
+        )
+    if matches.total == 0:
+        if outcome.returncode == 1 or (outcome.returncode == 0 and not stderr):
+            return ToolResult(f"No matches for {query!r} in {path_arg}.")
+        return ToolResult(f"search failed ({argv[0]}, exit {outcome.returncode}): {stderr}", is_error=True)
+    out = "\n".join(matches.kept)
+    if matches.total > len(matches.kept):
+        out += (
+            f"\n[... {matches.total - len(matches.kept):,} more matching lines not shown "
+            f"({matches.total:,} in all): narrow the pattern or the path]"
+        )
+    if stderr:
+        out += f"\n[warnings: {stderr[:1000]}]"
+    return ToolResult(out)
+
+
+PREPARERS: dict[str, Preparer] = {"search": prepare_search}
