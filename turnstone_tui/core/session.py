@@ -541,7 +541,7 @@ class ChatSession:
             state=self.state,
             prompt_tokens=self.prompt_tokens,
             completion_tokens=self.completion_tokens,
-            context_window=self.config.model.context_window,
+            context_window=getattr(self.provider, "context_window", None) or self.config.model.context_window,
             mcp_connected=connected,
             mcp_total=total,
             session_id=self.session_id,
