@@ -1,0 +1,91 @@
+"""Real MCP servers for the MCP client tests and the bench (scripts, plus helpers to start them)."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from turnstone_tui.mcp.config import ServerConfig
+
+from .demo_server import PNG_1X1
+
+__all__ = ["DEMO", "PNG_1X1", "HttpDemoServer", "free_port", "stdio_server", "wait_for"]
+
+DEMO = Path(__file__).resolve().parent / "demo_server.py"
+
+
+def stdio_server(name: str, *args: str, protocol: str = "auto") -> ServerConfig:
+    """A ServerConfig that starts the demo server as a stdio subprocess."""
+    return ServerConfig(
+        name,
+        "stdio",
+        command=sys.executable,
+        args=(str(DEMO), "--name", name, *args),
+        protocol=protocol,  # type: ignore[arg-type]
+    )
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class HttpDemoServer:
+    """The demo server as a streamable-HTTP subprocess on a free 127.0.0.1 port."""
+
+    def __init__(self, *args: str, port: int | None = None) -> None:
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}/mcp"
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                str(DEMO),
+                "--name",
+                "web",
+                "--transport",
+                "http",
+                "--port",
+                str(self.port),
+                *args,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("HTTP demo server exited at startup")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return
+            except OSError:
+                time.sleep(0.05)
+        self.stop()
+        raise RuntimeError("HTTP demo server did not start listening")
+
+    @classmethod
+    def on_port(cls, port: int) -> HttpDemoServer:
+        return cls(port=port)
+
+    def config(self, name: str = "web") -> ServerConfig:
+        return ServerConfig(name, "http", url=self.url)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+
+async def wait_for(predicate: Callable[[], bool], within: float = 10.0) -> None:
+    """Poll until predicate() is true (for events that arrive in the background)."""
+    deadline = time.monotonic() + within
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not met in time")
+        await asyncio.sleep(0.02)

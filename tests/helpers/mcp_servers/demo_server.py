@@ -1,0 +1,167 @@
+"""A real MCP server for tests and the bench, written with the SDK's ``MCPServer``.
+
+Run as a script: ``python demo_server.py [--transport stdio|http] [--port N] [--extra-tools N]
+[--mode normal|hang|garbage|exit]``.
+
+Tools: echo, add (structured output), image, embedded, fail (isError), slow, crash (exits the process
+mid-call), add_tool (registers a tool at run time and sends tools/list_changed).
+Resources: docs://readme (text), docs://logo.png (binary), template notes://{topic}.
+Prompts: greet(name), review(code).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import base64
+import os
+import sys
+import time
+
+from mcp.server.mcpserver import Context, Image, MCPServer
+from mcp.server.mcpserver.prompts.base import AssistantMessage, Message, Prompt, UserMessage
+from mcp_types import EmbeddedResource, TextResourceContents
+
+# A 1x1 transparent PNG.
+PNG_1X1 = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+)
+
+
+def build_server(name: str, extra_tools: int) -> MCPServer:
+    server = MCPServer(name, instructions="demo server for turnstone-tui tests")
+
+    @server.tool(description="Echo the text back.")
+    def echo(text: str) -> str:
+        return f"echo: {text}"
+
+    @server.tool(description="Add two integers.")
+    def add(a: int, b: int) -> dict[str, int]:
+        return {"sum": a + b}
+
+    @server.tool(description="Return a tiny PNG image.")
+    def image() -> Image:
+        return Image(data=PNG_1X1, format="png")
+
+    @server.tool(description="Return an embedded text resource.")
+    def embedded() -> list[EmbeddedResource]:
+        contents = TextResourceContents(uri="docs://inline", mime_type="text/plain", text="inline body")
+        return [EmbeddedResource(type="resource", resource=contents)]
+
+    @server.tool(description="Always fails.")
+    def fail(reason: str = "boom") -> str:
+        raise ValueError(f"failed on purpose: {reason}")
+
+    @server.tool(description="Sleep, then answer.")
+    async def slow(seconds: float) -> str:
+        await asyncio.sleep(seconds)
+        return f"slept {seconds}"
+
+    @server.tool(description="Exit the server process in the middle of the call.")
+    def crash() -> str:
+        sys.stderr.write("demo server: crashing on purpose\n")
+        sys.stderr.flush()
+        os._exit(3)
+
+    @server.tool(description="Register a new tool at run time and (unless notify=false) announce it.")
+    async def add_tool(tool_name: str, ctx: Context, notify: bool = True) -> str:
+        def dynamic(text: str = "") -> str:
+            return f"{tool_name} says {text}"
+
+        server.add_tool(dynamic, name=tool_name, description=f"Dynamically added tool {tool_name}.")
+        if notify:
+            await ctx.notify_tools_changed()  # 2026-07-28 clients: subscriptions/listen
+            await ctx.session.send_tool_list_changed()  # handshake-era clients: plain notification
+        return f"added {tool_name}"
+
+    @server.tool(description="Register a new prompt at run time and announce it.")
+    async def add_prompt(prompt_name: str, ctx: Context) -> str:
+        def dynamic_prompt(topic: str) -> str:
+            return f"{prompt_name} about {topic}"
+
+        server.add_prompt(
+            Prompt.from_function(dynamic_prompt, name=prompt_name, description="Added at run time.")
+        )
+        await ctx.notify_prompts_changed()
+        await ctx.session.send_prompt_list_changed()
+        return f"added prompt {prompt_name}"
+
+    @server.tool(description="Return the X-Test request header (HTTP only).")
+    def whoami(ctx: Context) -> str:
+        request = ctx.request_context.request  # the Starlette request over HTTP
+        headers = getattr(request, "headers", None) or {}
+        return f"x-test={headers.get('x-test', '')}"
+
+    for i in range(extra_tools):
+
+        def make(i: int = i):
+            def extra(query: str) -> str:
+                return f"extra {i}: {query}"
+
+            return extra
+
+        server.add_tool(make(), name=f"tool_{i:03d}", description=f"Extra tool number {i} for {name}.")
+
+    @server.resource("docs://readme", name="readme", description="Project readme", mime_type="text/plain")
+    def readme() -> str:
+        return f"# {name}\nThe demo readme."
+
+    @server.resource("docs://logo.png", name="logo", description="Logo image", mime_type="image/png")
+    def logo() -> bytes:
+        return PNG_1X1
+
+    @server.resource("notes://{topic}", name="note", description="A note by topic", mime_type="text/plain")
+    def note(topic: str) -> str:
+        return f"note about {topic}"
+
+    @server.prompt(description="Greet someone by name.")
+    def greet(name: str) -> str:
+        return f"Please greet {name} warmly."
+
+    @server.prompt(description="Review a piece of code.")
+    def review(code: str) -> list[Message]:
+        return [UserMessage(f"Review this code:\n{code}"), AssistantMessage("I will review it.")]
+
+    return server
+
+
+def hang_forever() -> None:
+    """Read stdin and never answer (a server that never completes initialize)."""
+    for _line in sys.stdin:
+        pass
+    time.sleep(3600)
+
+
+def send_garbage() -> None:
+    """Answer every line with something that is not JSON-RPC."""
+    for _line in sys.stdin:
+        sys.stdout.write("this is not json at all\n")
+        sys.stdout.flush()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--name", default="demo")
+    parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--extra-tools", type=int, default=0)
+    parser.add_argument("--mode", choices=["normal", "hang", "garbage", "exit"], default="normal")
+    args = parser.parse_args()
+    if args.mode == "hang":
+        hang_forever()
+        return
+    if args.mode == "garbage":
+        send_garbage()
+        return
+    if args.mode == "exit":
+        sys.stderr.write("demo server: refusing to start (bad setup)\n")
+        sys.exit(2)
+    server = build_server(args.name, args.extra_tools)
+    if args.transport == "stdio":
+        server.run("stdio")
+    else:
+        server.run("streamable-http", host="127.0.0.1", port=args.port)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,101 @@
+"""MCP server configuration: TOML tables, the mcpServers JSON file, and the errors users see."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from turnstone_tui.config import Config, ConfigError, parse_config
+from turnstone_tui.mcp.config import load_server_configs
+from turnstone_tui.mcp.manager import McpManager
+
+
+def test_toml_stdio_and_http_servers() -> None:
+    cfg = parse_config(
+        {
+            "mcp": {
+                "servers": {
+                    "github": {"command": "npx", "args": ["-y", "srv"], "env": {"GITHUB_TOKEN": "t"}},
+                    "remote": {"type": "http", "url": "https://mcp.example.com/mcp", "headers": {"X-A": "1"}},
+                }
+            }
+        }
+    )
+    servers = load_server_configs(cfg, None)
+    assert servers["github"].transport == "stdio"
+    assert servers["github"].args == ("-y", "srv")
+    assert servers["github"].env == {"GITHUB_TOKEN": "t"}
+    assert servers["github"].target == "npx -y srv"
+    assert servers["remote"].transport == "http"
+    assert servers["remote"].headers == {"X-A": "1"}
+
+
+def test_json_file_adds_and_overrides(tmp_path: Path) -> None:
+    cfg = parse_config({"mcp": {"servers": {"a": {"command": "old"}}}})
+    path = tmp_path / "mcp.json"
+    path.write_text(
+        json.dumps(
+            {"mcpServers": {"a": {"command": "new", "args": ["x"]}, "b": {"url": "http://127.0.0.1:1/mcp"}}}
+        )
+    )
+    servers = load_server_configs(cfg, str(path))
+    assert servers["a"].command == "new"
+    assert servers["b"].transport == "http"
+
+
+def test_config_path_from_mcp_section(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": {"x": {"command": "srv"}}}))
+    cfg = parse_config({"mcp": {"config_path": str(path)}})
+    assert list(load_server_configs(cfg, None)) == ["x"]
+
+
+def test_double_underscore_name_rejected_in_json(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": {"a__b": {"command": "srv"}}}))
+    with pytest.raises(ConfigError, match=r"'a__b' must not contain '__'"):
+        load_server_configs(Config(), str(path))
+    with pytest.raises(ConfigError, match="a__b"):
+        McpManager.from_config(Config(), str(path))
+
+
+def test_double_underscore_name_rejected_in_toml() -> None:
+    cfg = Config()
+    cfg.mcp.servers = {"a__b": {"command": "srv"}}
+    with pytest.raises(ConfigError, match="must not contain '__'"):
+        load_server_configs(cfg, None)
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ({"args": ["x"]}, "needs a command"),
+        ({"type": "sse", "url": "http://x/sse"}, "SSE transport is not supported"),
+        ({"type": "http", "url": "ftp://x"}, "http:// or https://"),
+        ({"command": "x", "args": "not-a-list"}, "list of strings"),
+        ({"command": "x", "bogus": 1}, "unknown key"),
+        ({"command": "x", "protocol": "v9"}, "protocol"),
+    ],
+)
+def test_bad_server_tables(table: dict, message: str) -> None:
+    cfg = Config()
+    cfg.mcp.servers = {"s": table}
+    with pytest.raises(ConfigError, match=message):
+        load_server_configs(cfg, None)
+
+
+def test_bad_json_file(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text("{not json")
+    with pytest.raises(ConfigError, match="invalid JSON"):
+        load_server_configs(Config(), str(path))
+    with pytest.raises(ConfigError, match="not found"):
+        load_server_configs(Config(), str(tmp_path / "missing.json"))
+
+
+def test_disabled_server_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps({"mcpServers": {"off": {"command": "x", "disabled": True}}}))
+    assert load_server_configs(Config(), str(path)) == {}

@@ -1,0 +1,179 @@
+"""MCP server definitions: ``[mcp.servers.<name>]`` tables and the standard ``mcpServers`` JSON file.
+
+TOML (config.toml)::
+
+    [mcp.servers.github]          # stdio: command, args, env, cwd
+    command = "npx"
+    args = ["-y", "@modelcontextprotocol/server-github"]
+    [mcp.servers.remote]          # streamable HTTP: type = "http", url, headers
+    type = "http"
+    url = "https://mcp.example.com/mcp"
+
+JSON (``--mcp-config``): ``{"mcpServers": {"github": {"command": ..., "args": [...], "env": {...}}}}``.
+Servers from the JSON file replace TOML servers of the same name. Names containing ``__`` are
+rejected: ``__`` separates server and tool in ``mcp__<server>__<tool>``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from ..config import Config, ConfigError
+
+Transport = Literal["stdio", "http"]
+Protocol = Literal["auto", "legacy"]
+
+_NAME_OK = re.compile(r"^[A-Za-z0-9_-]+$")
+_HTTP_TYPES = {"http", "streamable-http", "streamable_http", "streamablehttp"}
+_STDIO_KEYS = {"type", "command", "args", "env", "cwd", "protocol", "disabled", "description"}
+_HTTP_KEYS = {"type", "url", "headers", "protocol", "disabled", "description"}
+
+
+@dataclass(frozen=True, slots=True)
+class ServerConfig:
+    """One MCP server to connect to."""
+
+    name: str
+    transport: Transport
+    command: str = ""
+    args: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    url: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+    # "auto": probe the 2026 protocol, fall back to the initialize handshake; "legacy": handshake only.
+    protocol: Protocol = "auto"
+    source: str = ""  # where it was defined, for messages
+
+    @property
+    def target(self) -> str:
+        """A one-line description of what is started or contacted."""
+        if self.transport == "http":
+            return self.url
+        return " ".join([self.command, *self.args])
+
+
+def check_server_name(name: str, where: str) -> None:
+    if "__" in name:
+        raise ConfigError(
+            f"{where}: MCP server name {name!r} must not contain '__' (it separates server and tool "
+            "in mcp__<server>__<tool>); rename the server"
+        )
+    if not name or not _NAME_OK.match(name):
+        raise ConfigError(
+            f"{where}: MCP server name {name!r} may only use letters, digits, '-' and '_' "
+            "(it becomes part of tool names)"
+        )
+
+
+def _str_list(value: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: expected a list of strings, got {value!r}")
+    return tuple(value)
+
+
+def _str_dict(value: Any, where: str) -> dict[str, str]:
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: expected a table of strings, got {value!r}")
+    out: dict[str, str] = {}
+    for key, item in value.items():
+        if isinstance(item, bool) or not isinstance(item, (str, int, float)):
+            raise ConfigError(f"{where}.{key}: expected a string, got {item!r}")
+        out[str(key)] = str(item)
+    return out
+
+
+def _str(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise ConfigError(f"{where}: expected a string, got {value!r}")
+    return value
+
+
+def parse_server(name: str, table: dict[str, Any], where: str) -> ServerConfig | None:
+    """One server table (TOML or JSON entry) -> ServerConfig; None when ``disabled = true``."""
+    check_server_name(name, where)
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: expected a table, got {type(table).__name__}")
+    if table.get("disabled") is True:
+        return None
+    kind = str(table.get("type", "")).lower()
+    if not kind:
+        kind = "http" if "url" in table and "command" not in table else "stdio"
+    if kind == "sse":
+        raise ConfigError(
+            f'{where}.type: the SSE transport is not supported; use type = "http" (streamable HTTP)'
+        )
+    protocol = table.get("protocol", "auto")
+    if protocol not in ("auto", "legacy"):
+        raise ConfigError(f'{where}.protocol: must be "auto" or "legacy", got {protocol!r}')
+    if kind in _HTTP_TYPES:
+        unknown = set(table) - _HTTP_KEYS
+        if unknown:
+            raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} for an HTTP server")
+        url = _str(table.get("url", ""), f"{where}.url")
+        if not url.startswith(("http://", "https://")):
+            raise ConfigError(f"{where}.url: an HTTP server needs an http:// or https:// url, got {url!r}")
+        headers = _str_dict(table.get("headers", {}), f"{where}.headers")
+        return ServerConfig(name, "http", url=url, headers=headers, protocol=protocol, source=where)
+    if kind != "stdio":
+        raise ConfigError(f'{where}.type: must be "stdio" or "http", got {kind!r}')
+    unknown = set(table) - _STDIO_KEYS
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} for a stdio server")
+    command = _str(table.get("command", ""), f"{where}.command")
+    if not command.strip():
+        raise ConfigError(f'{where}: a stdio server needs a command (or type = "http" and a url)')
+    args = _str_list(table.get("args", []), f"{where}.args")
+    env = _str_dict(table.get("env", {}), f"{where}.env")
+    cwd = table.get("cwd")
+    if cwd is not None:
+        cwd = str(Path(_str(cwd, f"{where}.cwd")).expanduser())
+    return ServerConfig(
+        name, "stdio", command=command, args=args, env=env, cwd=cwd, protocol=protocol, source=where
+    )
+
+
+def load_json_servers(path: str) -> dict[str, ServerConfig]:
+    """Read a standard ``{"mcpServers": {...}}`` file."""
+    p = Path(path).expanduser()
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{p}: MCP config file not found") from None
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot read MCP config: {exc.strerror}") from None
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{p}: invalid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f'{p}: expected a JSON object with an "mcpServers" key')
+    servers = data.get("mcpServers", data.get("servers"))
+    if not isinstance(servers, dict):
+        raise ConfigError(f'{p}: expected an "mcpServers" object mapping names to servers')
+    out: dict[str, ServerConfig] = {}
+    for name, table in servers.items():
+        server = parse_server(str(name), table, f"{p}: mcpServers.{name}")
+        if server is not None:
+            out[server.name] = server
+    return out
+
+
+def load_server_configs(cfg: Config, mcp_config_path: str | None) -> dict[str, ServerConfig]:
+    """All configured servers: ``[mcp.servers.*]`` then the JSON file (JSON wins on the same name).
+
+    ``mcp_config_path`` (the ``--mcp-config`` flag) falls back to ``[mcp] config_path``.
+    Raises ConfigError with the file and key for anything invalid.
+    """
+    src = str(cfg.path) if cfg.path else "config"
+    out: dict[str, ServerConfig] = {}
+    for name, table in cfg.mcp.servers.items():
+        server = parse_server(name, table, f"{src}: mcp.servers.{name}")
+        if server is not None:
+            out[server.name] = server
+    json_path = mcp_config_path or cfg.mcp.config_path
+    if json_path:
+        out.update(load_json_servers(json_path))
+    return out

@@ -1,0 +1,84 @@
+"""What the UI and the sessions can see of each MCP server: state, lists, events."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+
+class ServerState(enum.StrEnum):
+    CONNECTING = "connecting"
+    CONNECTED = "connected"
+    FAILED = "failed"
+    DISCONNECTED = "disconnected"
+
+
+@dataclass(frozen=True, slots=True)
+class ToolInfo:
+    qualified_name: str  # mcp__<server>__<tool> (what the model calls)
+    name: str  # the server's own tool name
+    description: str
+    input_schema: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceInfo:
+    uri: str  # a fixed URI, or a URI template such as notes://{topic}
+    name: str
+    description: str
+    mime_type: str | None = None
+    template: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PromptArgumentInfo:
+    name: str
+    description: str = ""
+    required: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class PromptInfo:
+    qualified_name: str  # mcp__<server>__<prompt> (what use_prompt takes)
+    name: str
+    description: str
+    arguments: tuple[PromptArgumentInfo, ...] = ()
+
+
+@dataclass(slots=True)
+class ServerStatus:
+    """A snapshot of one server for the UI panel and ``mcp list``."""
+
+    name: str
+    state: ServerState
+    error: str | None
+    tools: list[ToolInfo]
+    resources: list[ResourceInfo]
+    prompts: list[PromptInfo]
+    transport: str  # "stdio" | "http"
+    target: str  # the command line or URL
+    protocol_version: str | None = None
+    server_name: str | None = None  # what the server calls itself
+    server_version: str | None = None
+    # List kinds the server pushes changes for (others are polled): subset of {"tools","resources","prompts"}.
+    push: frozenset[str] = frozenset()
+    connected_at: float | None = None  # time.time()
+    last_refresh: float | None = None
+
+
+EventKind = Literal["state", "tools", "resources", "prompts"]
+
+
+@dataclass(frozen=True, slots=True)
+class McpEvent:
+    """Sent to listeners when a server's state or one of its lists changes.
+
+    ``added``/``removed`` name tools/prompts by qualified name and resources by URI.
+    """
+
+    kind: EventKind
+    server: str
+    status: ServerStatus
+    added: tuple[str, ...] = ()
+    removed: tuple[str, ...] = ()
