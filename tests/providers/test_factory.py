@@ -79,7 +79,10 @@ async def test_created_provider_talks_to_the_configured_server(
 
 
 def test_missing_local_backend_is_a_clear_provider_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import turnstone_tui.providers as providers_pkg
+
     monkeypatch.setitem(sys.modules, "turnstone_tui.providers.local_provider", None)  # import fails
+    monkeypatch.delattr(providers_pkg, "local_provider", raising=False)  # set if imported earlier
     with pytest.raises(ProviderError) as info:
         create_provider(Config())
     assert GENERIC_LOCAL_HINT in str(info.value)
