@@ -1,0 +1,172 @@
+"""Snapshots of the real TurnstoneApp shell (real Runtime and ChatSession, scripted model server):
+the empty app, a streamed answer (dark and light themes), the slash-command completion, an error state
+and the help screen.
+
+Every snapshot was looked at as a picture before it was accepted. The UI clock is frozen, the cursor
+does not blink, the terminal size is fixed and token usage is scripted so the status bar is stable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+_ROOT = Path(__file__).resolve().parent.parent
+if str(_ROOT) not in sys.path:
+    sys.path.insert(0, str(_ROOT))
+
+from tests.helpers.model_server import Reply, ScriptedModelServer  # noqa: E402
+from turnstone_tui.app.app import TurnstoneApp  # noqa: E402
+from turnstone_tui.app.screens.help import HelpScreen  # noqa: E402
+from turnstone_tui.config import Config  # noqa: E402
+from turnstone_tui.runtime import Runtime, RuntimeOptions  # noqa: E402
+from turnstone_tui.widgets import clock  # noqa: E402
+from turnstone_tui.widgets.prompt_input import CompletionMenu  # noqa: E402
+
+pytestmark = pytest.mark.timeout(120)
+
+SIZE = (100, 30)
+
+ANSWER = """\
+## Plan
+
+The failing test comes from **`parse_date`**: it assumes UTC. Three steps:
+
+1. read the timezone from the config
+2. pass it to `parse_date`
+3. add a regression test
+
+```python
+def parse_date(text: str, tz: str = "UTC") -> datetime:
+    return datetime.fromisoformat(text).replace(tzinfo=ZoneInfo(tz))
+```
+
+> Nothing else depends on the old behaviour.
+"""
+
+REASONING = "The user asks why the test fails. The traceback points at parse_date and a naive datetime."
+
+
+@pytest.fixture
+def model_server() -> Iterator[ScriptedModelServer]:
+    server = ScriptedModelServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(autouse=True)
+def frozen_clock() -> Iterator[None]:
+    clock.freeze(1000.0)
+    yield
+    clock.freeze(None)
+
+
+def make_app(server: ScriptedModelServer, tmp_path: Path) -> TurnstoneApp:
+    workdir = tmp_path / "project"
+    workdir.mkdir(exist_ok=True)
+    config = Config()
+    config.api.base_url = server.openai_base_url
+    config.api.api_key = "test-key"
+    config.model.name = "scripted-model"
+    config.model.provider = "openai"
+    config.model.context_window = 32000
+    config.model.retries = 0
+    config.db_path = str(tmp_path / "turnstone.db")
+    options = RuntimeOptions(cwd=workdir, start_mcp=False, start_watches=False)
+
+    async def factory() -> Runtime:
+        return await Runtime.create(config, options=options)
+
+    return TurnstoneApp(runtime_factory=factory, cwd=workdir)
+
+
+async def wait_until(
+    pilot: Pilot, predicate: Callable[[], object], limit: float = 20.0, what: str = ""
+) -> None:
+    deadline = time.monotonic() + limit
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what or predicate}")
+        await pilot.pause(0.05)
+    await pilot.pause()
+
+
+async def ready(pilot: Pilot) -> TurnstoneApp:
+    app = pilot.app
+    assert isinstance(app, TurnstoneApp)
+    await asyncio.wait_for(app.wait_ready(), 20)
+    app.prompt.cursor_blink = False
+    await pilot.pause()
+    return app
+
+
+async def send_and_wait(pilot: Pilot, text: str) -> None:
+    app = await ready(pilot)
+    done = app.turns_finished
+    app.prompt.focus()
+    app.prompt.insert(text)
+    await pilot.press("enter")
+    await wait_until(pilot, lambda: app.turns_finished > done and not app.busy, what="the turn")
+    await pilot.pause(0.2)
+
+
+def test_empty_app(snap_compare, model_server: ScriptedModelServer, tmp_path: Path) -> None:
+    async def run_before(pilot: Pilot) -> None:
+        await ready(pilot)
+
+    assert snap_compare(make_app(model_server, tmp_path), terminal_size=SIZE, run_before=run_before)
+
+
+def test_streamed_answer(snap_compare, model_server: ScriptedModelServer, tmp_path: Path) -> None:
+    model_server.script([Reply.text(ANSWER, reasoning=REASONING, chunk_size=7, usage=(5200, 140))])
+
+    async def run_before(pilot: Pilot) -> None:
+        await send_and_wait(pilot, "why does test_dates fail?")
+
+    assert snap_compare(make_app(model_server, tmp_path), terminal_size=SIZE, run_before=run_before)
+
+
+def test_streamed_answer_light_theme(snap_compare, model_server: ScriptedModelServer, tmp_path: Path) -> None:
+    model_server.script([Reply.text(ANSWER, reasoning=REASONING, chunk_size=7, usage=(5200, 140))])
+
+    async def run_before(pilot: Pilot) -> None:
+        pilot.app.theme = "textual-light"
+        await send_and_wait(pilot, "why does test_dates fail?")
+
+    assert snap_compare(make_app(model_server, tmp_path), terminal_size=SIZE, run_before=run_before)
+
+
+def test_slash_command_completion(snap_compare, model_server: ScriptedModelServer, tmp_path: Path) -> None:
+    async def run_before(pilot: Pilot) -> None:
+        app = await ready(pilot)
+        app.prompt.focus()
+        await pilot.press("/")
+        await wait_until(pilot, lambda: app.query_one(CompletionMenu).is_open, what="the completion menu")
+
+    assert snap_compare(make_app(model_server, tmp_path), terminal_size=SIZE, run_before=run_before)
+
+
+def test_error_state(snap_compare, model_server: ScriptedModelServer, tmp_path: Path) -> None:
+    model_server.script([Reply.error(503, "the model is overloaded, try again later")])
+
+    async def run_before(pilot: Pilot) -> None:
+        await send_and_wait(pilot, "summarise the README")
+
+    assert snap_compare(make_app(model_server, tmp_path), terminal_size=SIZE, run_before=run_before)
+
+
+def test_help_screen(snap_compare, model_server: ScriptedModelServer, tmp_path: Path) -> None:
+    async def run_before(pilot: Pilot) -> None:
+        app = await ready(pilot)
+        await pilot.press("f1")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen), what="the help screen")
+
+    assert snap_compare(make_app(model_server, tmp_path), terminal_size=SIZE, run_before=run_before)

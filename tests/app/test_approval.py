@@ -1,0 +1,162 @@
+"""The approval modal answers with the exact ApprovalDecision for every key path."""
+
+from __future__ import annotations
+
+import difflib
+
+import pytest
+from textual.app import App, ComposeResult
+from textual.widgets import Input, Static
+
+from turnstone_tui.app.screens.approval import ApprovalRow, ApprovalScreen
+from turnstone_tui.core.types import ApprovalDecision, PreparedItem
+from turnstone_tui.widgets.diff_view import DiffView
+
+pytestmark = pytest.mark.timeout(30)
+
+_OLD = "def greet(name):\n    return 'hi ' + name\n"
+_NEW = "def greet(name: str) -> str:\n    return f'hi {name}'\n"
+DIFF = "".join(difflib.unified_diff(_OLD.splitlines(True), _NEW.splitlines(True), "a/greet.py", "b/greet.py"))
+
+
+def bash_item(call_id: str = "c1", command: str = "make test") -> PreparedItem:
+    return PreparedItem(call_id, "bash", {"command": command}, header=f"bash: {command}", preview=command,
+                        preview_kind="bash")
+
+
+def edit_item(call_id: str = "c2") -> PreparedItem:
+    return PreparedItem(call_id, "edit_file", {"path": "greet.py"}, header="edit_file greet.py", preview=DIFF,
+                        preview_kind="diff")
+
+
+def mcp_item(call_id: str = "c3") -> PreparedItem:
+    return PreparedItem(call_id, "mcp__weather__forecast", {"city": "Paris"}, header="mcp weather/forecast",
+                        preview_kind="json")
+
+
+class Harness(App[None]):
+    def __init__(self, items: list[PreparedItem]) -> None:
+        super().__init__()
+        self.items = items
+        self.decisions: list[ApprovalDecision | None] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static("chat")
+
+    def on_mount(self) -> None:
+        self.push_screen(ApprovalScreen(self.items), self.decisions.append)
+
+
+async def run_keys(items: list[PreparedItem], *keys: str) -> Harness:
+    app = Harness(items)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.pause()
+        await pilot.press(*keys)
+        await pilot.pause()
+    return app
+
+
+async def test_y_approves_without_always() -> None:
+    app = await run_keys([bash_item()], "y")
+    assert app.decisions == [ApprovalDecision(approved=True, feedback=None, always=frozenset())]
+
+
+async def test_n_denies() -> None:
+    app = await run_keys([bash_item(), edit_item()], "n")
+    assert app.decisions == [ApprovalDecision(approved=False)]
+
+
+async def test_escape_denies() -> None:
+    app = await run_keys([bash_item()], "escape")
+    assert app.decisions == [ApprovalDecision(approved=False)]
+
+
+async def test_a_approves_and_always_allows_every_label_of_the_batch() -> None:
+    app = await run_keys([bash_item("c1"), bash_item("c9", "ls"), edit_item(), mcp_item()], "a")
+    assert app.decisions == [
+        ApprovalDecision(approved=True, always=frozenset({"bash", "edit_file", "mcp__weather__forecast"}))
+    ]
+
+
+async def test_space_toggles_always_for_the_focused_rows_label() -> None:
+    # Row 1 bash (toggled on), row 2 edit (on then off again), row 3 mcp (on).
+    app = await run_keys(
+        [bash_item(), edit_item(), mcp_item()], "space", "down", "space", "space", "down", "space", "y"
+    )
+    assert app.decisions == [
+        ApprovalDecision(approved=True, always=frozenset({"bash", "mcp__weather__forecast"}))
+    ]
+
+
+async def test_toggle_is_per_label_and_shown_on_every_row_of_that_label() -> None:
+    app = Harness([bash_item("c1"), bash_item("c2", "ls -la"), edit_item("c3")])
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.pause()
+        await pilot.press("space")
+        rows = list(app.screen.query(ApprovalRow))
+        assert [row.has_class("-always") for row in rows] == [True, True, False]
+        await pilot.press("y")
+        await pilot.pause()
+    assert app.decisions == [ApprovalDecision(approved=True, always=frozenset({"bash"}))]
+
+
+async def test_denied_batch_never_carries_always_toggles() -> None:
+    app = await run_keys([bash_item()], "space", "n")
+    assert app.decisions == [ApprovalDecision(approved=False)]
+
+
+async def test_tab_into_feedback_then_deny_sends_the_text() -> None:
+    # Letters typed into the feedback line are text, not keys: "y" and "n" must not answer.
+    app = await run_keys([bash_item()], "tab", *"not now, use npm", "enter", "n")
+    assert app.decisions == [ApprovalDecision(approved=False, feedback="not now, use npm")]
+
+
+async def test_feedback_goes_back_with_an_approval_too() -> None:
+    app = await run_keys([bash_item()], "tab", *"run it quietly", "tab", "y")
+    assert app.decisions == [ApprovalDecision(approved=True, feedback="run it quietly")]
+
+
+async def test_escape_while_typing_feedback_denies_with_it() -> None:
+    app = await run_keys([bash_item()], "tab", *"nope", "escape")
+    assert app.decisions == [ApprovalDecision(approved=False, feedback="nope")]
+
+
+async def test_click_on_the_always_checkbox_toggles() -> None:
+    app = Harness([bash_item(), edit_item()])
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.pause()
+        await pilot.click(".approval-row--toggle")  # the first row's checkbox
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+    assert app.decisions == [ApprovalDecision(approved=True, always=frozenset({"bash"}))]
+
+
+async def test_previews_by_kind_and_footer_keys() -> None:
+    app = Harness([bash_item(), edit_item(), mcp_item()])
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ApprovalScreen)
+        assert isinstance(app.focused, ApprovalRow)  # AUTO_FOCUS: keys work at once
+        diff = screen.query_one(DiffView)
+        assert "+def greet(name: str) -> str:" in diff.render().plain
+        json_preview = screen.query_one(".approval-preview.-json", Static)
+        assert '"city": "Paris"' in str(json_preview.render())
+        bash_preview = screen.query_one(".approval-preview.-bash", Static)
+        assert "make test" in str(bash_preview.render())
+        shown = {b.binding.key for b in screen.active_bindings.values() if b.binding.show and b.enabled}
+        assert {"y", "n", "a", "space", "tab", "escape"} <= shown
+        # While the feedback line has focus, y/n/a are text: the footer stops offering them.
+        await pilot.press("tab")
+        assert isinstance(app.focused, Input)
+        shown = {b.binding.key for b in screen.active_bindings.values() if b.binding.show and b.enabled}
+        assert not {"y", "n", "a"} & shown
+        await pilot.press("escape")
+        await pilot.pause()
+    assert app.decisions == [ApprovalDecision(approved=False)]
+
+
+async def test_a_second_key_after_answering_does_not_dismiss_twice() -> None:
+    app = await run_keys([bash_item()], "y", "n")
+    assert app.decisions == [ApprovalDecision(approved=True)]

@@ -1,0 +1,311 @@
+"""Live bash panes (ParallelPanes / BashPane / OutputLog) and tool cards, driven like the app drives them."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pytest
+from textual import events
+from textual.app import App, ComposeResult
+from textual.widgets import Input
+
+from turnstone_tui.core.types import ExecContext, PreparedItem, ToolResult
+from turnstone_tui.executors.bash import run_bash
+from turnstone_tui.widgets import clock
+from turnstone_tui.widgets.bash_pane import BashPane, OutputLog, bash_outcome
+from turnstone_tui.widgets.pane_grid import ParallelPanes
+from turnstone_tui.widgets.tool_card import ToolCard
+
+pytestmark = pytest.mark.timeout(60)
+
+
+class PanesHarness(App[None]):
+    def __init__(self, max_lines: int = 5000) -> None:
+        super().__init__()
+        self.max_lines = max_lines
+
+    def compose(self) -> ComposeResult:
+        yield ParallelPanes(max_lines=self.max_lines, id="panes")
+        yield Input(id="prompt")
+
+    @property
+    def panes(self) -> ParallelPanes:
+        return self.query_one(ParallelPanes)
+
+
+async def real_bash(panes: ParallelPanes, call_id: str, command: str, cwd: Path) -> ToolResult:
+    """Run the real bash tool, streaming into the panes the way the app's bridge does."""
+    panes.start(call_id, command)
+
+    def emit(line: str, stream: str) -> None:
+        panes.write(call_id, line, stream)  # type: ignore[arg-type]
+
+    return await run_bash(command, ExecContext(call_id, emit), cwd=cwd, time_limit=30, limit=256_000)
+
+
+async def test_write_is_batched_per_frame_and_keeps_order() -> None:
+    app = PanesHarness()
+    async with app.run_test(size=(100, 30)) as pilot:
+        panes = app.panes
+        pane = panes.start("c1", "seq 1 100")
+        await pilot.pause()
+        for i in range(1, 101):
+            panes.write("c1", str(i), "stdout")
+        assert pane.lines == []  # nothing rendered per line: it waits for the frame's flush
+        await pilot.pause(0.1)
+        assert pane.lines == [str(i) for i in range(1, 101)]
+
+
+async def test_real_bash_streams_into_two_panes_side_by_side(tmp_path: Path) -> None:
+    app = PanesHarness()
+    async with app.run_test(size=(100, 30)) as pilot:
+        panes = app.panes
+        assert not panes.display  # hidden while nothing runs
+        results = await asyncio.gather(
+            real_bash(panes, "a", "for i in 1 2 3; do echo a$i; done", tmp_path),
+            real_bash(panes, "b", "echo out; echo oops >&2; exit 1", tmp_path),
+        )
+        await pilot.pause(0.1)
+        assert panes.display and panes.has_class("-two")
+        a, b = panes.pane("a"), panes.pane("b")
+        assert a is not None and b is not None
+        assert a.lines == ["a1", "a2", "a3"]
+        assert sorted(b.lines) == ["oops", "out"]
+        assert a.region.y == b.region.y and a.region.x < b.region.x  # side by side
+        lines_b = panes.finish("b", results[1])
+        assert sorted(lines_b) == ["oops", "out"]
+        assert panes.pane("b") is None and panes.has_class("-one")
+        panes.finish("a", results[0])
+        await pilot.pause()
+        assert not panes.display and len(panes) == 0
+
+
+async def test_grid_for_three_and_four_panes() -> None:
+    app = PanesHarness()
+    async with app.run_test(size=(120, 40)) as pilot:
+        panes = app.panes
+        for n in range(4):
+            panes.start(f"c{n}", f"sleep {n}")
+        await pilot.pause()
+        assert panes.has_class("-four")
+        regions = [p.region for p in panes.query(BashPane)]
+        assert len({r.y for r in regions}) == 2 and len({r.x for r in regions}) == 2  # 2x2
+        panes.finish("c3", ToolResult("[exit code: 0]"))
+        await pilot.pause()
+        assert panes.has_class("-four") and len(panes) == 3
+
+
+async def test_pane_is_bounded_and_returns_only_the_newest_lines() -> None:
+    app = PanesHarness(max_lines=100)
+    async with app.run_test(size=(100, 30)) as pilot:
+        panes = app.panes
+        pane = panes.start("c1", "seq 1 1000")
+        for i in range(1, 1001):
+            panes.write("c1", str(i))
+        await pilot.pause(0.1)
+        assert pane.log_view.line_count == 100
+        assert pane.log_view.total_lines == 1000
+        lines = panes.finish("c1", ToolResult("[exit code: 0]"))
+        assert lines == [str(i) for i in range(901, 1001)]
+
+
+async def test_follows_the_end_unless_the_user_scrolled_up() -> None:
+    app = PanesHarness()
+    async with app.run_test(size=(100, 30)) as pilot:
+        panes = app.panes
+        pane = panes.start("c1", "yes")
+        for i in range(200):
+            panes.write("c1", f"line {i}")
+        await pilot.pause(0.1)
+        log = pane.log_view
+        assert log.scroll_y == log.max_scroll_y > 0
+        log.scroll_to(y=10, animate=False, immediate=True)
+        await pilot.pause()
+        for i in range(200, 300):
+            panes.write("c1", f"line {i}")
+        await pilot.pause(0.1)
+        assert log.scroll_y == 10  # the user reads on; new output does not yank the view
+        log.scroll_end(animate=False, immediate=True)
+        await pilot.pause()
+        for i in range(300, 310):
+            panes.write("c1", f"line {i}")
+        await pilot.pause(0.1)
+        assert log.scroll_y == log.max_scroll_y  # back at the end: following again
+
+
+async def test_ansi_colours_rendered_and_stderr_marked() -> None:
+    app = PanesHarness()
+    async with app.run_test(size=(100, 30)) as pilot:
+        panes = app.panes
+        pane = panes.start("c1", "ls --color")
+        panes.write("c1", "\x1b[1;34mbin\x1b[0m plain")
+        panes.write("c1", "broken", "stderr")
+        await pilot.pause(0.1)
+        log = pane.log_view
+        first = log.render_line(0)
+        text = "".join(seg.text for seg in first)
+        assert "\x1b" not in text and text.startswith("bin plain")
+        bin_style = next(seg.style for seg in first if seg.text.startswith("bin"))
+        plain_style = next(seg.style for seg in first if "plain" in seg.text)
+        assert bin_style is not None and bin_style.bold and bin_style.color is not None
+        assert bin_style.color != plain_style.color
+        err_style = next(seg.style for seg in log.render_line(1) if "broken" in seg.text)
+        assert err_style is not None and err_style.color != plain_style.color
+
+
+async def test_status_colours_from_real_results(tmp_path: Path) -> None:
+    async def result_of(command: str) -> ToolResult:
+        return await run_bash(command, ExecContext("x", lambda *_: None), cwd=tmp_path, time_limit=1, limit=10_000)
+
+    assert bash_outcome(await result_of("echo fine")).kind == "ok"
+    assert bash_outcome(await result_of("exit 1")).kind == "warning"
+    assert bash_outcome(await result_of("exit 3")).label == "exit 3"
+    timed_out = bash_outcome(await result_of("sleep 5"))
+    assert (timed_out.kind, timed_out.label) == ("error", "timed out")
+    assert bash_outcome(await result_of("echo killed; echo cancelled")).kind == "ok"  # output is not status
+    app = PanesHarness()
+    async with app.run_test(size=(100, 30)) as pilot:
+        pane = app.panes.start("c1", "exit 2")
+        await pilot.pause()
+        pane.set_result(await result_of("exit 2"))
+        await pilot.pause()
+        assert pane.has_class("-error")
+        status = pane.query_one(".bash-pane--status")
+        assert "exit 2" in str(status.render())
+
+
+async def test_frozen_clock_freezes_spinner_and_elapsed() -> None:
+    clock.freeze(1000.0)
+    try:
+        app = PanesHarness()
+        async with app.run_test(size=(100, 30)) as pilot:
+            pane = app.panes.start("c1", "sleep 10")
+            await pilot.pause(0.3)
+            status = str(pane.query_one(".bash-pane--status").render())
+            await pilot.pause(0.3)
+            assert str(pane.query_one(".bash-pane--status").render()) == status
+            assert status == f"{clock.spinner_frame()} 0.0s"
+    finally:
+        clock.freeze(None)
+
+
+async def test_a_flooding_pane_does_not_block_the_input() -> None:
+    app = PanesHarness()
+    async with app.run_test(size=(100, 30)) as pilot:
+        panes = app.panes
+        panes.start("flood", "yes")
+        stop = asyncio.Event()
+
+        async def flood() -> None:
+            n = 0
+            while not stop.is_set():
+                for _ in range(2000):
+                    panes.write("flood", f"y {n}")
+                    n += 1
+                await asyncio.sleep(0)
+
+        prompt = app.query_one(Input)
+        prompt.focus()
+        await pilot.pause()
+        task = asyncio.create_task(flood())
+        await asyncio.sleep(0.1)
+        started = time.monotonic()
+        for char in "hello":
+            app.post_message(events.Key(char, char))
+        for _ in range(1000):  # poll what the user sees, up to ~5 s
+            if prompt.value == "hello":
+                break
+            await asyncio.sleep(0.005)
+        handled_after = time.monotonic() - started
+        stop.set()
+        await task
+        assert prompt.value == "hello"
+        assert handled_after < 1.0, f"keys took {handled_after:.2f}s while a pane flooded"
+        assert panes.pane("flood") is not None and panes.pane("flood").log_view.total_lines > 2000
+
+
+# --- tool cards ---------------------------------------------------------------------------
+
+
+class CardHarness(App[None]):
+    def __init__(self, item: PreparedItem) -> None:
+        super().__init__()
+        self.item = item
+        self.toggles: list[bool] = []
+
+    def compose(self) -> ComposeResult:
+        yield ToolCard(self.item)
+
+    def on_tool_card_toggled(self, event: ToolCard.Toggled) -> None:
+        self.toggles.append(event.expanded)
+
+
+def bash_item() -> PreparedItem:
+    return PreparedItem("c1", "bash", {"command": "seq 1 50"}, header="bash: seq 1 50", preview_kind="bash")
+
+
+async def test_card_lifecycle_and_expand_collapse_with_enter_and_click() -> None:
+    clock.freeze(50.0)
+    try:
+        app = CardHarness(bash_item())
+        async with app.run_test(size=(100, 40)) as pilot:
+            card = app.query_one(ToolCard)
+            assert card.status == "pending"
+            card.mark_awaiting()
+            assert card.has_class("-awaiting")
+            card.mark_running()
+            assert card.status == "running"
+            clock.freeze(52.5)
+            card.set_result(ToolResult("…\n[exit code: 0]"), [str(i) for i in range(1, 51)])
+            await pilot.pause()
+            assert (card.status, card.status_label, card.elapsed) == ("ok", "exit 0", 2.5)
+            status = str(card.query_one(".tool-card--status").render())
+            assert status == "✓ exit 0 · 2.5s"
+            summary = str(card.query_one(".tool-card--summary").render())
+            assert summary.splitlines()[:2] == ["1", "2"] and "+47 lines" in summary
+            log = card.query_one(OutputLog)
+            assert not log.display or not log.region.height
+            card.focus()
+            await pilot.press("enter")
+            await pilot.pause()
+            assert card.expanded and log.region.height == 20  # bounded height, scrolls inside
+            assert log.lines == [str(i) for i in range(1, 51)]
+            await pilot.press("enter")
+            await pilot.pause()
+            assert not card.expanded and log.region.height == 0
+            await pilot.click(ToolCard)
+            await pilot.pause()
+            assert card.expanded
+            assert app.toggles == [True, False, True]
+    finally:
+        clock.freeze(None)
+
+
+@pytest.mark.parametrize(
+    ("result", "status"),
+    [
+        (ToolResult("denied by user: bash was not run", structured={"status": "denied"}), "denied"),
+        (ToolResult("cancelled by user", is_error=True), "cancelled"),
+        (ToolResult("out\n[exit code: 1]"), "warning"),
+        (ToolResult("boom\n[exit code: 127]", is_error=True), "error"),
+    ],
+)
+async def test_card_status_from_result(result: ToolResult, status: str) -> None:
+    app = CardHarness(bash_item())
+    async with app.run_test(size=(100, 20)) as pilot:
+        card = app.query_one(ToolCard)
+        card.set_result(result)
+        await pilot.pause()
+        assert card.status == status and card.has_class(f"-{status}") and card.has_class("-done")
+
+
+async def test_card_for_a_failed_preparation_shows_the_error() -> None:
+    item = PreparedItem("c1", "read_file", {}, header="read_file", error="read_file: 'path' is required")
+    app = CardHarness(item)
+    async with app.run_test(size=(100, 20)) as pilot:
+        await pilot.pause()
+        card = app.query_one(ToolCard)
+        assert card.status == "error"
+        assert "'path' is required" in str(card.query_one(".tool-card--summary").render())

@@ -1,0 +1,198 @@
+"""The real `turnstone-tui` in tmux against the standalone scripted model server, read off the screen:
+a prompt typed, the approval modal answered with `a`, two bash panes streaming side by side, the final
+answer shown, then ctrl+c twice quits and leaves no child process behind."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.helpers.model_server import Reply, read_requests_file, write_script
+
+pytestmark = [
+    pytest.mark.tmux,
+    pytest.mark.timeout(120),
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
+]
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent / "turnstone-tui"
+WIDTH, HEIGHT = 140, 40
+
+
+def bash_loop(tag: str, marker: str) -> str:
+    # Prints a line every 0.4 s for a few seconds; the marker makes leftover processes findable.
+    return f'for i in 1 2 3 4 5 6 7 8; do echo "{tag} step $i"; sleep 0.4; done # {marker}'
+
+
+class Tmux:
+    """One tmux session on a private server socket (never the user's or another test's server)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.base = ["tmux", "-L", name, "-f", "/dev/null"]
+
+    def run(self, *args: str) -> str:
+        return subprocess.run(
+            [*self.base, *args], check=True, capture_output=True, text=True, timeout=10
+        ).stdout
+
+    def start(self, cwd: Path, *command: str) -> None:
+        self.run(
+            "new-session",
+            "-d",
+            "-s",
+            self.name,
+            "-x",
+            str(WIDTH),
+            "-y",
+            str(HEIGHT),
+            "-c",
+            str(cwd),
+            *command,
+        )
+
+    def kill(self) -> None:
+        subprocess.run([*self.base, "kill-server"], capture_output=True, timeout=10)
+
+    def screen(self) -> str:
+        return self.run("capture-pane", "-p", "-t", self.name)
+
+    def keys(self, *keys: str) -> None:
+        self.run("send-keys", "-t", self.name, *keys)
+
+    def alive(self) -> bool:
+        result = subprocess.run([*self.base, "has-session", "-t", self.name], capture_output=True, timeout=10)
+        return result.returncode == 0
+
+    def wait_for(self, predicate: Callable[[str], bool], what: str, limit: float = 30.0) -> str:
+        deadline = time.monotonic() + limit
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if predicate(screen):
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"timed out waiting for {what}; the screen was:\n{screen}")
+
+
+@pytest.fixture
+def model_server_process(tmp_path: Path) -> Iterator[tuple[Path, str]]:
+    marker = f"turnstone-tmux-{uuid.uuid4().hex[:8]}"
+    script = write_script(
+        tmp_path / "script.json",
+        [
+            Reply.tools(
+                [
+                    ("bash", {"command": bash_loop("alpha", marker)}, "call_a"),
+                    ("bash", {"command": bash_loop("beta", marker)}, "call_b"),
+                ],
+                text="Running both builds.",
+            ),
+            Reply.text("Both builds **passed**: alpha and beta finished cleanly."),
+        ],
+    )
+    port_file = tmp_path / "port.txt"
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tests.helpers.model_server",
+            "--script",
+            str(script),
+            "--port-file",
+            str(port_file),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 15
+        while not port_file.exists():
+            if time.monotonic() > deadline or proc.poll() is not None:
+                raise RuntimeError("the model server did not start")
+            time.sleep(0.05)
+        yield Path(f"{port_file}.requests.jsonl"), marker
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_real_app_in_tmux(tmp_path: Path, model_server_process: tuple[Path, str]) -> None:
+    requests_file, marker = model_server_process
+    port = (tmp_path / "port.txt").read_text().strip()
+    workdir = tmp_path / "project"
+    workdir.mkdir()
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'db_path = "{tmp_path / "turnstone.db"}"\n'
+        "[api]\n"
+        f'base_url = "http://127.0.0.1:{port}/v1"\n'
+        'api_key = "test-key"\n'
+        "[model]\n"
+        'name = "scripted-model"\n'
+        'provider = "openai"\n'
+        "retries = 0\n"
+    )
+
+    env = {
+        "HOME": str(tmp_path),
+        "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"),
+        "XDG_DATA_HOME": str(tmp_path / "xdg-data"),
+        "TERM": "xterm-256color",
+        "PATH": os.environ.get("PATH", ""),
+        "TURNSTONE_CONFIG": str(config),
+    }
+    env_args = [f"{key}={value}" for key, value in env.items()]
+    name = f"turnstone-test-{uuid.uuid4().hex[:8]}"
+    tmux = Tmux(name)
+    tmux.start(workdir, "env", "-i", *env_args, str(BIN))
+    try:
+        tmux.wait_for(lambda s: "scripted-model" in s and "idle" in s, "the app to start")
+        tmux.keys("-l", "run the alpha and beta builds")
+        tmux.wait_for(lambda s: "run the alpha and beta builds" in s, "the typed prompt")
+        tmux.keys("Enter")
+        tmux.wait_for(lambda s: "Approve 2 tool calls?" in s, "the approval modal")
+        tmux.keys("a")
+        # Both panes stream at the same time: lines of each are on screen while neither has finished.
+        screen = tmux.wait_for(
+            lambda s: "alpha step 2" in s and "beta step 2" in s and "Both builds" not in s,
+            "two panes streaming side by side",
+        )
+        side_by_side = [line for line in screen.splitlines() if "alpha step" in line and "beta step" in line]
+        assert side_by_side, f"panes are not side by side:\n{screen}"
+        screen = tmux.wait_for(lambda s: "Both builds passed" in s, "the final answer", limit=40)
+        assert "Both builds passed" in screen
+        requests = read_requests_file(requests_file)
+        posts = [r for r in requests if r["method"] == "POST"]
+        assert len(posts) == 2
+        tool_results = {
+            m["tool_call_id"]: m["content"] for m in posts[1]["body"]["messages"] if m["role"] == "tool"
+        }
+        assert set(tool_results) == {"call_a", "call_b"}
+        assert "alpha step 8" in tool_results["call_a"] and "beta step 8" in tool_results["call_b"]
+        # ctrl+c once warns, twice quits; the tmux session ends with the app.
+        tmux.keys("C-c")
+        tmux.wait_for(lambda s: "ctrl+c again" in s, "the quit notice")
+        assert tmux.alive()
+        tmux.keys("C-c")
+        deadline = time.monotonic() + 15
+        while tmux.alive() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not tmux.alive(), "the app did not quit on the second ctrl+c"
+        leftovers = [
+            p for p in psutil.process_iter(["cmdline"]) if marker in " ".join(p.info["cmdline"] or [])
+        ]
+        assert not leftovers, f"child processes left behind: {leftovers}"
+    finally:
+        tmux.kill()

@@ -1,0 +1,153 @@
+"""Textual messages that carry engine events (posted by the UI bridge) into the app.
+
+The bridge turns every ``SessionUI`` callback into one of these. High-frequency streams (answer
+tokens, reasoning tokens, tool output lines) are coalesced into a :class:`StreamBatch` whose list
+keeps growing until the next discrete event seals it, so ordering is kept and a burst of 200k lines
+becomes a handful of messages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Literal
+
+from textual.message import Message
+
+from ..core.types import (
+    ApprovalDecision,
+    OutputStream,
+    PlanReview,
+    PreparedItem,
+    SessionState,
+    StatusInfo,
+    ToolResult,
+)
+
+
+@dataclass(slots=True)
+class TextPiece:
+    """Consecutive tokens of one kind (answer or reasoning), joined lazily."""
+
+    kind: Literal["content", "reasoning"]
+    parts: list[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+@dataclass(slots=True)
+class OutputLine:
+    """One line of live tool output."""
+
+    call_id: str
+    line: str
+    stream: OutputStream
+
+
+StreamItem = TextPiece | OutputLine
+
+
+@dataclass(slots=True)
+class StreamBuffer:
+    """Items of one :class:`StreamBatch`. The bridge appends until the app marks it ``consumed``
+    (after draining it) or a discrete event seals it; then the next item opens a new buffer."""
+
+    items: list[StreamItem] = field(default_factory=list)
+    consumed: bool = False
+
+
+class EngineMessage(Message):
+    """Base class of every message the UI bridge posts."""
+
+
+class TurnStarted(EngineMessage):
+    def __init__(self, user_text: str) -> None:
+        super().__init__()
+        self.user_text = user_text
+
+
+class StreamBatch(EngineMessage):
+    """Tokens and output lines in arrival order; the buffer may grow until the handler drains it."""
+
+    def __init__(self, buffer: StreamBuffer) -> None:
+        super().__init__()
+        self.buffer = buffer
+
+
+class MessageEnded(EngineMessage):
+    """The assistant finished one streamed message."""
+
+
+class ToolsPrepared(EngineMessage):
+    def __init__(self, items: list[PreparedItem]) -> None:
+        super().__init__()
+        self.items = items
+
+
+class ToolStarted(EngineMessage):
+    def __init__(self, item: PreparedItem) -> None:
+        super().__init__()
+        self.item = item
+
+
+class ToolFinished(EngineMessage):
+    def __init__(self, call_id: str, name: str, result: ToolResult) -> None:
+        super().__init__()
+        self.call_id = call_id
+        self.name = name
+        self.result = result
+
+
+class ApprovalRequested(EngineMessage):
+    """The engine awaits ``future`` for a decision on ``items``."""
+
+    def __init__(self, items: list[PreparedItem], future: asyncio.Future[ApprovalDecision]) -> None:
+        super().__init__()
+        self.items = items
+        self.future = future
+
+
+class PlanReviewRequested(EngineMessage):
+    def __init__(self, plan: str, path: str, future: asyncio.Future[PlanReview]) -> None:
+        super().__init__()
+        self.plan = plan
+        self.path = path
+        self.future = future
+
+
+class QuestionWithdrawn(EngineMessage):
+    """The engine stopped waiting (turn cancelled): close the screen that asked."""
+
+    def __init__(self, future: asyncio.Future[object]) -> None:
+        super().__init__()
+        self.future = future
+
+
+class StateChanged(EngineMessage):
+    def __init__(self, state: SessionState) -> None:
+        super().__init__()
+        self.state = state
+
+
+class StatusChanged(EngineMessage):
+    def __init__(self, status: StatusInfo) -> None:
+        super().__init__()
+        self.status = status
+
+
+class InfoPosted(EngineMessage):
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+
+class ErrorPosted(EngineMessage):
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.text = text
+
+
+class TurnEnded(EngineMessage):
+    """The turn finished (answered, failed or cancelled)."""

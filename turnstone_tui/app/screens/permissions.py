@@ -1,0 +1,77 @@
+"""/permissions: the tools that run without asking, and revoking them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Footer, Label, SelectionList, Static
+
+_SOURCES = {
+    "session": "this session (an 'always' answer)",
+    "saved": "saved allow-list (every session)",
+    "config": "config file tools.allow",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Permission:
+    name: str  # the tool's approval label
+    source: str  # session | saved | config
+
+
+class PermissionsScreen(ModalScreen[list[str]]):
+    """Lists auto-approved tools; space marks, r/enter revokes the marked ones, esc closes."""
+
+    AUTO_FOCUS = "#permission-list"
+    BINDINGS = [
+        Binding("escape", "close", "Close"),
+        Binding("r", "revoke", "Revoke marked"),
+    ]
+
+    def __init__(self, permissions: list[Permission]) -> None:
+        super().__init__()
+        self.permissions = permissions
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="permissions-dialog", classes="dialog"):
+            yield Label("Auto-approved tools", classes="dialog-title")
+            if self.permissions:
+                yield Static(
+                    "These run without asking. [b]space[/b] marks, [b]r[/b] revokes the marked ones.",
+                    classes="dialog-hint",
+                )
+                yield SelectionList[str](
+                    *(
+                        (
+                            Content.assemble(
+                                (p.name, "bold"), ("  ", ""), (_SOURCES.get(p.source, p.source), "dim")
+                            ),
+                            p.name,
+                        )
+                        for p in self.permissions
+                    ),
+                    id="permission-list",
+                )
+            else:
+                yield Static("Every tool asks for approval: nothing is auto-approved.", classes="dialog-hint")
+        yield Footer()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "revoke":
+            return bool(self.permissions)
+        return True
+
+    def action_revoke(self) -> None:
+        selection = self.query_one(SelectionList)
+        marked = list(selection.selected)
+        if not marked and selection.highlighted is not None:
+            marked = [selection.get_option_at_index(selection.highlighted).value]  # type: ignore[attr-defined]
+        self.dismiss(marked)
+
+    def action_close(self) -> None:
+        self.dismiss([])

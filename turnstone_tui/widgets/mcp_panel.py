@@ -1,0 +1,337 @@
+"""The MCP side panel: one tree node per server, fed live by the MCP manager.
+
+Each server row shows a status indicator (spinner while connecting, green when connected, red
+with the reason when failed), its tool/resource/prompt counts, and expands to the names. The
+manager's listener fires on every state or list change (e.g. ``tools/list_changed``), so the
+panel updates without a key press. ``r`` refreshes the focused server, ``R`` every server,
+``c`` reconnects the focused server.
+"""
+
+from __future__ import annotations
+
+import shlex
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import PurePath
+from typing import Any, Protocol
+
+from rich.text import Text, TextType
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.timer import Timer
+from textual.widgets import Static, Tree
+from textual.widgets.tree import TreeNode
+
+from . import clock
+from .stylesheet import style_text
+
+NodeData = tuple[str, str]  # (kind, server name)
+
+
+class ManagerLike(Protocol):
+    """What the panel needs from `turnstone_tui.mcp.manager.McpManager`."""
+
+    def statuses(self) -> Sequence[Any]: ...
+    def add_listener(self, cb: Callable[[Any], None]) -> Callable[[], None]: ...
+    async def refresh(self, server: str | None = None) -> str: ...
+
+
+def _state(status: Any) -> str:
+    state = getattr(status, "state", "disconnected")
+    return str(getattr(state, "value", state))
+
+
+def _names(entries: Sequence[Any], *attrs: str) -> list[str]:
+    names: list[str] = []
+    for entry in entries or ():
+        for attr in attrs:
+            value = entry.get(attr) if isinstance(entry, dict) else getattr(entry, attr, None)
+            if value:
+                names.append(str(value))
+                break
+        else:
+            names.append(str(entry))
+    return names
+
+
+def short_target(target: str) -> str:
+    """``/venv/bin/python /x/y/server.py --flag`` -> ``python server.py --flag`` (URLs unchanged)."""
+    if "://" in target:
+        return target
+    try:
+        parts = shlex.split(target)
+    except ValueError:
+        return target
+    return " ".join(PurePath(part).name if "/" in part and not part.startswith("-") else part for part in parts)
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+def server_label(status: Any) -> Content:
+    """``● name  3 tools · 2 resources · 1 prompt`` (or the failure reason)."""
+    state = _state(status)
+    name = str(getattr(status, "name", "?"))
+    if state == "connecting":
+        icon = (clock.spinner_frame(), "$text-accent")
+    elif state == "connected":
+        icon = ("●", "$text-success")
+    elif state == "failed":
+        icon = ("✗", "$text-error")
+    else:
+        icon = ("○", "$text-muted")
+    parts: list[tuple[str, str] | str] = [icon, " ", (name, "bold")]
+    if state == "connected":
+        counts = " · ".join(
+            (
+                _plural(len(getattr(status, "tools", ()) or ()), "tool"),
+                f"{len(getattr(status, 'resources', ()) or ())} res",
+                _plural(len(getattr(status, "prompts", ()) or ()), "prompt"),
+            )
+        )
+        parts.append((f"  {counts}", "$text-muted"))
+    elif state == "failed":
+        parts.append(("  failed", "$text-error"))
+    else:
+        parts.append((f"  {state}…" if state == "connecting" else f"  {state}", "$text-muted"))
+    return Content.assemble(*parts)
+
+
+def _signature(status: Any) -> tuple[Any, ...]:
+    return (
+        _state(status),
+        getattr(status, "error", None),
+        tuple(_names(getattr(status, "tools", ()), "name")),
+        tuple(_names(getattr(status, "resources", ()), "uri")),
+        tuple(_names(getattr(status, "prompts", ()), "name")),
+        getattr(status, "transport", ""),
+        getattr(status, "target", ""),
+    )
+
+
+class ServerTree(Tree[NodeData]):
+    """A Tree whose labels may be theme-aware `Content` (``$text-success`` etc.)."""
+
+    def process_label(self, label: TextType | Content) -> Text:
+        if isinstance(label, Content):
+            try:
+                parse_style = self.app.parse_style
+            except Exception:  # no running app yet: plain styles only
+                parse_style = None
+            label = Text.assemble(
+                *((text, style.rich_style) for text, style in label.render(end="", parse_style=parse_style))
+            )
+        return super().process_label(label)
+
+
+class McpPanel(Vertical, can_focus=False):
+    """A docked side panel listing the MCP servers of ``manager``."""
+
+    DEFAULT_CSS = style_text("mcp_panel.tcss")
+    SCOPED_CSS = False
+
+    BINDINGS = [
+        Binding("r", "refresh_server", "Refresh"),
+        Binding("R", "refresh_all", "Refresh all"),
+        Binding("c", "reconnect", "Reconnect"),
+    ]
+
+    class Refreshed(Message):
+        """A refresh finished; ``report`` is the manager's text."""
+
+        def __init__(self, server: str | None, report: str) -> None:
+            super().__init__()
+            self.server = server
+            self.report = report
+
+    def __init__(
+        self,
+        manager: ManagerLike | None,
+        *,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(id=id, classes=classes)
+        self.manager = manager
+        self.server_tree = ServerTree("MCP servers", id="mcp-tree")
+        self.server_tree.show_root = False
+        self.server_tree.guide_depth = 2
+        self._hint = Static("", id="mcp-hint", markup=False)
+        self._detail = Static("", id="mcp-detail", markup=False)
+        self._server_nodes: dict[str, TreeNode[NodeData]] = {}
+        self._signatures: dict[str, tuple[Any, ...]] = {}
+        self._statuses: dict[str, Any] = {}
+        self._remove_listener: Callable[[], None] | None = None
+        self._sync_scheduled = False
+        self._thread_id = threading.get_ident()
+        self._spinner: Timer | None = None
+        self.refresh_count = 0
+
+    def compose(self) -> ComposeResult:
+        yield Static(Content.styled("MCP servers", "bold"), id="mcp-title")
+        yield self.server_tree
+        yield self._detail
+        yield self._hint
+
+    def on_mount(self) -> None:
+        self._thread_id = threading.get_ident()
+        if self.manager is not None:
+            self._remove_listener = self.manager.add_listener(self._on_manager_event)
+        self.sync()
+        self.app.theme_changed_signal.subscribe(self, self._on_theme_changed)
+        self._spinner = self.set_interval(1 / clock.SPINNER_FPS, self._tick_spinners)
+
+    def on_unmount(self) -> None:
+        if self._remove_listener is not None:
+            self._remove_listener()
+            self._remove_listener = None
+
+    def _on_theme_changed(self, _theme: object) -> None:
+        self._signatures.clear()  # re-resolve every label's colours
+        self.sync()
+
+    # --- live updates -------------------------------------------------------------------
+    def _on_manager_event(self, event: object) -> None:
+        """The manager's listener: coalesce events into one sync on the UI's loop."""
+        if self._sync_scheduled:
+            return
+        self._sync_scheduled = True
+        if threading.get_ident() == self._thread_id:
+            self.call_later(self.sync)
+        else:
+            self.app.call_from_thread(self.sync)
+
+    def sync(self) -> None:
+        """Bring the tree in line with ``manager.statuses()``."""
+        self._sync_scheduled = False
+        statuses = list(self.manager.statuses()) if self.manager is not None else []
+        seen: set[str] = set()
+        for status in statuses:
+            name = str(getattr(status, "name", "?"))
+            seen.add(name)
+            self._statuses[name] = status
+            node = self._server_nodes.get(name)
+            if node is None:
+                node = self.server_tree.root.add(server_label(status), data=("server", name), expand=False)
+                self._server_nodes[name] = node
+            else:
+                node.set_label(server_label(status))
+            signature = _signature(status)
+            if self._signatures.get(name) != signature:
+                previous_state = self._signatures.get(name, ("",))[0]
+                self._signatures[name] = signature
+                self._fill_server(node, status)
+                if _state(status) == "failed" and previous_state != "failed":
+                    node.expand()
+        for name in list(self._server_nodes):
+            if name not in seen:
+                self._server_nodes.pop(name).remove()
+                self._signatures.pop(name, None)
+                self._statuses.pop(name, None)
+        self._show_detail()
+        if not statuses:
+            self._hint.update(Content.styled("No MCP servers configured.", "$text-muted"))
+        elif not self._hint.content:
+            self._hint.update(Content.styled("r refresh · R all · c reconnect", "$text-muted"))
+
+    def _fill_server(self, node: TreeNode[NodeData], status: Any) -> None:
+        name = str(getattr(status, "name", "?"))
+        expanded_sections = {
+            str(child.label.plain).split(" ", 1)[0] for child in node.children if child.is_expanded
+        }
+        node.remove_children()
+        state = _state(status)
+        error = getattr(status, "error", None)
+        if state == "failed" and error:
+            node.add_leaf(Content.styled(f"⚠ {error}", "$text-error"), data=("error", name))
+        target = short_target(str(getattr(status, "target", "") or ""))
+        transport = getattr(status, "transport", "")
+        if target or transport:
+            node.add_leaf(Content.styled(f"{transport} {target}".strip(), "$text-muted"), data=("info", name))
+        sections = (
+            ("Tools", _names(getattr(status, "tools", ()), "name")),
+            ("Resources", _names(getattr(status, "resources", ()), "uri")),
+            ("Prompts", _names(getattr(status, "prompts", ()), "name")),
+        )
+        for title, names in sections:
+            if not names:
+                continue
+            section = node.add(
+                Content.assemble(title, (f" ({len(names)})", "$text-muted")),
+                data=(title.lower(), name),
+                expand=title in expanded_sections,
+            )
+            for entry in names:
+                section.add_leaf(entry, data=(title.lower(), name))
+
+    def _show_detail(self) -> None:
+        name = self.focused_server
+        status = self._statuses.get(name) if name else None
+        if status is None:
+            self._detail.update("")
+            self._detail.display = False
+            return
+        state = _state(status)
+        style = {"connected": "$text-success", "failed": "$text-error"}.get(state, "$text-muted")
+        parts: list[tuple[str, str] | str] = [(str(name), "bold"), " ", (state, style)]
+        error = getattr(status, "error", None)
+        if error:
+            parts.append(("\n" + str(error), "$text-error"))
+        target = getattr(status, "target", "")
+        if target:
+            parts.append((f"\n{getattr(status, 'transport', '')} {short_target(str(target))}", "$text-muted"))
+        self._detail.update(Content.assemble(*parts))
+        self._detail.display = True
+
+    def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[NodeData]) -> None:
+        self._show_detail()
+
+    def _tick_spinners(self) -> None:
+        for name, status in self._statuses.items():
+            if _state(status) == "connecting" and name in self._server_nodes:
+                self._server_nodes[name].set_label(server_label(status))
+
+    # --- actions ------------------------------------------------------------------------
+    @property
+    def focused_server(self) -> str | None:
+        node = self.server_tree.cursor_node
+        if node is None or node.data is None:
+            return next(iter(self._server_nodes), None)
+        return node.data[1]
+
+    def action_refresh_server(self) -> None:
+        self._start_refresh(self.focused_server, "refresh")
+
+    def action_refresh_all(self) -> None:
+        self._start_refresh(None, "refresh")
+
+    def action_reconnect(self) -> None:
+        self._start_refresh(self.focused_server, "reconnect")
+
+    def _start_refresh(self, server: str | None, verb: str) -> None:
+        if self.manager is None:
+            return
+        target = server or "all servers"
+        self._hint.update(Content.assemble((clock.spinner_frame(), "$text-accent"), f" {verb}ing {target}…"))
+        self.run_worker(self._refresh(server, verb), group="mcp-refresh", exit_on_error=False)
+
+    async def _refresh(self, server: str | None, verb: str) -> None:
+        assert self.manager is not None
+        try:
+            reconnect = getattr(self.manager, "reconnect", None)
+            if verb == "reconnect" and server is not None and callable(reconnect):
+                report = str(await reconnect(server))
+            else:
+                report = await self.manager.refresh(server)
+        except Exception as exc:  # a failing server must not take the panel down
+            report = f"MCP {verb} failed: {exc}"
+        self.refresh_count += 1
+        lines = [line.strip() for line in report.splitlines() if line.strip()]
+        summary = "; ".join(lines[1:4] if len(lines) > 1 else lines) or "done"
+        self._hint.update(Content.styled(summary, "$text-muted"))
+        self.sync()
+        self.post_message(self.Refreshed(server, report))

@@ -1,0 +1,136 @@
+"""Running bash calls side by side: one `BashPane` per call_id, fed in batches once per frame.
+
+`write()` is called for every output line (possibly hundreds of thousands a second), so it only
+appends to a per-call list; a single timer flushes every pending batch into its pane once per
+frame. Each pane is bounded, so a flood in one pane costs the others nothing.
+"""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Container
+from textual.timer import Timer
+
+from ..core.types import OutputStream, ToolResult
+from .bash_pane import BashPane, clean_line
+from .stylesheet import style_text
+
+FLUSH_INTERVAL = 1 / 30
+
+
+class ParallelPanes(Container):
+    """A grid of live bash panes keyed by call_id; hidden while nothing runs."""
+
+    DEFAULT_CSS = style_text("panes.tcss")
+    SCOPED_CSS = False
+
+    def __init__(
+        self,
+        max_lines: int = 5000,
+        *,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
+        super().__init__(id=id, classes=classes)
+        self.max_lines = max_lines
+        self._panes: dict[str, BashPane] = {}
+        self._pending: dict[str, list[tuple[str, OutputStream]]] = {}
+        self._pending_skipped: dict[str, int] = {}
+        self._flush_timer: Timer | None = None
+        self._call_ids: tuple[str, ...] | None = None
+
+    def compose(self) -> ComposeResult:
+        return iter(())
+
+    def on_mount(self) -> None:
+        self._relayout()
+        if self._pending:
+            self._schedule_flush()
+
+    # --- public API ---------------------------------------------------------------------
+    @property
+    def call_ids(self) -> tuple[str, ...]:
+        """The running calls (a snapshot: cheap, called per output line; safe to iterate while finishing)."""
+        ids = self._call_ids
+        if ids is None:
+            ids = self._call_ids = tuple(self._panes)
+        return ids
+
+    def __contains__(self, call_id: object) -> bool:
+        return call_id in self._panes
+
+    def pane(self, call_id: str) -> BashPane | None:
+        return self._panes.get(call_id)
+
+    def __len__(self) -> int:
+        return len(self._panes)
+
+    def start(self, call_id: str, command: str) -> BashPane:
+        """Open a pane for a bash call that starts running."""
+        existing = self._panes.get(call_id)
+        if existing is not None:
+            return existing
+        pane = BashPane(call_id, command, max_lines=self.max_lines)
+        self._panes[call_id] = pane
+        if self.is_attached:
+            self.mount(pane)
+        self._relayout()
+        if self._pending.get(call_id):
+            self._schedule_flush()
+        return pane
+
+    def write(self, call_id: str, line: str, stream: OutputStream = "stdout") -> None:
+        """Queue one output line; cheap, safe to call for every line."""
+        pending = self._pending.get(call_id)
+        if pending is None:
+            pending = self._pending[call_id] = []
+        pending.append((line, stream))
+        if len(pending) > 2 * self.max_lines:
+            skipped = len(pending) - self.max_lines
+            del pending[:skipped]
+            self._pending_skipped[call_id] = self._pending_skipped.get(call_id, 0) + skipped
+        if self._flush_timer is None:
+            self._schedule_flush()
+
+    def finish(self, call_id: str, result: ToolResult) -> list[str]:
+        """The call ended: its pane leaves the grid; returns the pane's (bounded) lines."""
+        pane = self._panes.pop(call_id, None)
+        pending = self._pending.pop(call_id, [])
+        skipped = self._pending_skipped.pop(call_id, 0)
+        if pane is None:
+            lines = [clean_line(line) for line, _ in pending]
+            return lines[-self.max_lines :]
+        pane.write_batch(pending, skipped)
+        pane.set_result(result)
+        lines = pane.lines
+        if pane.is_attached:
+            pane.remove()
+        self._relayout()
+        return lines
+
+    def flush(self) -> None:
+        """Write every pending batch into its pane now."""
+        if self._flush_timer is not None:
+            self._flush_timer.stop()
+            self._flush_timer = None
+        for call_id in list(self._pending):
+            pane = self._panes.get(call_id)
+            if pane is None or not pane.is_attached:
+                continue  # kept until the pane exists (or finish() takes them)
+            batch = self._pending.pop(call_id)
+            if batch:
+                pane.write_batch(batch, self._pending_skipped.pop(call_id, 0))
+
+    # --- internals ----------------------------------------------------------------------
+    def _schedule_flush(self) -> None:
+        if self._flush_timer is None and self.is_attached:
+            self._flush_timer = self.set_timer(FLUSH_INTERVAL, self.flush, name="panes-flush")
+
+    def _relayout(self) -> None:
+        self._call_ids = None
+        count = len(self._panes)
+        self.display = count > 0
+        self.set_class(count == 1, "-one")
+        self.set_class(count == 2, "-two")
+        self.set_class(3 <= count <= 4, "-four")
+        self.set_class(count > 4, "-many")

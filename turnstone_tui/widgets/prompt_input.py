@@ -1,0 +1,342 @@
+"""The prompt: a multi-line TextArea with history, slash-command and ``@path`` completion.
+
+Keys: ``enter`` sends, ``shift+enter`` / ``ctrl+j`` insert a newline, ``up``/``down`` on the
+first/last line walk the history; while the completion menu is open ``up``/``down`` move in it,
+``tab``/``enter`` accept and ``escape`` closes it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from textual import events, work
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import OptionList, TextArea
+from textual.widgets.option_list import Option
+
+from ..app.commands import complete_slash
+
+Location = tuple[int, int]
+
+MAX_PATH_COMPLETIONS = 50
+MAX_HISTORY = 500
+_AT_WORD = re.compile(r"(?:^|\s)@([^\s@]*)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    """One entry of the completion menu and the edit it makes when accepted."""
+
+    label: Content
+    replacement: str
+    start: Location
+    end: Location
+    submit: bool = False  # accepting with enter also sends (commands without arguments)
+    reopen: bool = False  # keep completing after accepting (a directory)
+
+
+def list_path_completions(cwd: Path, fragment: str, limit: int = MAX_PATH_COMPLETIONS) -> list[str]:
+    """File names under ``cwd`` completing ``fragment`` (``src/ma`` -> ``src/main.py``); dirs end in /."""
+    directory, _, base = fragment.rpartition("/")
+    root = (
+        Path(os.path.expanduser(directory or ".")) if directory.startswith("~") else cwd / (directory or ".")
+    )
+    prefix = f"{directory}/" if directory else ""
+    show_hidden = base.startswith(".")
+    found: list[tuple[bool, str]] = []
+    try:
+        with os.scandir(root) as entries:
+            for count, entry in enumerate(entries):
+                if count > 5000:
+                    break
+                name = entry.name
+                if not show_hidden and name.startswith("."):
+                    continue
+                if not name.lower().startswith(base.lower()):
+                    continue
+                try:
+                    is_dir = entry.is_dir()
+                except OSError:
+                    is_dir = False
+                found.append((not is_dir, name + ("/" if is_dir else "")))
+    except OSError:
+        return []
+    found.sort(key=lambda pair: (pair[0], pair[1].lower()))
+    return [prefix + name for _, name in found[:limit]]
+
+
+class CompletionMenu(OptionList, can_focus=False):
+    """The pop-up list above the prompt; never takes focus (the prompt drives it)."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.completions: list[Completion] = []
+        self.display = False
+
+    def show(self, completions: list[Completion]) -> None:
+        self.completions = completions
+        self.set_options(Option(c.label) for c in completions)
+        self.display = bool(completions)
+        if completions:
+            self.highlighted = 0
+
+    def hide(self) -> None:
+        self.completions = []
+        self.clear_options()
+        self.display = False
+
+    @property
+    def is_open(self) -> bool:
+        return self.display and bool(self.completions)
+
+    @property
+    def current(self) -> Completion | None:
+        index = self.highlighted
+        if index is None or not (0 <= index < len(self.completions)):
+            return None
+        return self.completions[index]
+
+
+class PromptInput(TextArea):
+    """Multi-line input. Posts :class:`PromptInput.Submitted` with the text on ``enter``."""
+
+    class Submitted(Message):
+        def __init__(self, prompt: PromptInput, text: str) -> None:
+            super().__init__()
+            self.prompt = prompt
+            self.text = text
+
+        @property
+        def control(self) -> PromptInput:
+            return self.prompt
+
+    def __init__(
+        self,
+        menu: CompletionMenu,
+        *,
+        cwd: Path | None = None,
+        argument_completer: Callable[[str, str], list[tuple[str, str]]] | None = None,
+        id: str | None = None,
+    ) -> None:
+        super().__init__(
+            id=id,
+            soft_wrap=True,
+            show_line_numbers=False,
+            tab_behavior="focus",
+            placeholder="Ask anything · / for commands · @ for files",
+            compact=True,
+        )
+        self.menu = menu
+        self.cwd = cwd or Path.cwd()
+        # (command name, partial argument) -> [(value, help)] for argument completion.
+        self.argument_completer = argument_completer
+        self.prompt_history: list[str] = []
+        self._history_index = 0
+        self._draft = ""
+        self._quiet_text: str | None = None  # text loaded by history: don't pop completions
+
+    # --- history ----------------------------------------------------------------------------
+
+    def add_history(self, text: str) -> None:
+        if text.strip() and (not self.prompt_history or self.prompt_history[-1] != text):
+            self.prompt_history.append(text)
+            del self.prompt_history[:-MAX_HISTORY]
+        self._history_index = len(self.prompt_history)
+        self._draft = ""
+
+    def _load_quietly(self, text: str) -> None:
+        self._quiet_text = text
+        self.load_text(text)
+        self.move_cursor(self.document.end)
+        self.menu.hide()
+
+    def history_previous(self) -> bool:
+        if not self.prompt_history or self._history_index == 0:
+            return False
+        if self._history_index == len(self.prompt_history):
+            self._draft = self.text
+        self._history_index -= 1
+        self._load_quietly(self.prompt_history[self._history_index])
+        return True
+
+    def history_next(self) -> bool:
+        if self._history_index >= len(self.prompt_history):
+            return False
+        self._history_index += 1
+        text = (
+            self._draft
+            if self._history_index == len(self.prompt_history)
+            else self.prompt_history[self._history_index]
+        )
+        self._load_quietly(text)
+        return True
+
+    # --- keys -------------------------------------------------------------------------------
+
+    async def _on_key(self, event: events.Key) -> None:
+        key = event.key
+        if self.menu.is_open and key in ("up", "down", "tab", "enter", "escape"):
+            event.stop()
+            event.prevent_default()
+            if key == "up":
+                self.menu.action_cursor_up()
+            elif key == "down":
+                self.menu.action_cursor_down()
+            elif key == "escape":
+                self.menu.hide()
+            elif key == "enter" and self._completion_is_typed():
+                self.menu.hide()
+                self.submit()  # "/model" typed in full: enter runs it rather than completing
+            else:
+                self.accept_completion(submit=key == "enter")
+            return
+        if key == "enter":
+            event.stop()
+            event.prevent_default()
+            self.submit()
+            return
+        if key in ("shift+enter", "ctrl+j"):
+            event.stop()
+            event.prevent_default()
+            start, end = self.selection
+            self.replace("\n", start, end, maintain_selection_offset=False)
+            return
+        if key in ("up", "down") and not self.selected_text:
+            row, _ = self.cursor_location
+            if key == "up" and row == 0 and self.history_previous():
+                event.stop()
+                event.prevent_default()
+                return
+            if key == "down" and row == self.document.line_count - 1 and self.history_next():
+                event.stop()
+                event.prevent_default()
+                return
+        await super()._on_key(event)
+
+    def submit(self) -> None:
+        text = self.text
+        if not text.strip():
+            return
+        self.add_history(text)
+        self.menu.hide()
+        self.clear()
+        self.post_message(self.Submitted(self, text))
+
+    # --- completion -------------------------------------------------------------------------
+
+    def _completion_is_typed(self) -> bool:
+        completion = self.menu.current
+        if completion is None:
+            return False
+        typed = self.document.get_text_range(completion.start, completion.end)
+        return typed == completion.replacement.rstrip()
+
+    def accept_completion(self, *, submit: bool = False) -> None:
+        completion = self.menu.current
+        if completion is None:
+            self.menu.hide()
+            return
+        self.replace(
+            completion.replacement, completion.start, completion.end, maintain_selection_offset=False
+        )
+        self.menu.hide()
+        if submit and completion.submit:
+            self.submit()
+        elif completion.reopen:
+            self._update_completions()
+
+    def _on_text_area_changed(self, event: TextArea.Changed) -> None:
+        if self._quiet_text is not None and self.text == self._quiet_text:
+            self._quiet_text = None
+            return
+        self._quiet_text = None
+        self._update_completions()
+
+    def _on_text_area_selection_changed(self, event: TextArea.SelectionChanged) -> None:
+        if self.menu.is_open:
+            self._update_completions()
+
+    def _update_completions(self) -> None:
+        row, col = self.cursor_location
+        before = self.document.get_line(row)[:col]
+        if row == 0 and before.startswith("/") and not before.startswith("//"):
+            command, space, argument = before[1:].partition(" ")
+            if not space:
+                self.menu.show(self._slash_completions(command, col))
+                return
+            if self.argument_completer is not None and " " not in argument:
+                self.menu.show(self._argument_completions(command, argument, row, col))
+                return
+        match = _AT_WORD.search(before)
+        if match is not None:
+            fragment = match.group(1)
+            self._complete_paths(fragment, (row, col - len(fragment)), (row, col))
+            return
+        self.menu.hide()
+
+    def _slash_completions(self, typed: str, col: int) -> list[Completion]:
+        completions: list[Completion] = []
+        for command in complete_slash(typed):
+            label = Content.assemble(
+                (f"/{command.name}", "bold"),
+                (f" {command.args}" if command.args else "", "italic"),
+                ("  ", ""),
+                (command.help, "dim"),
+            )
+            replacement = f"/{command.name}" + (" " if command.args else "")
+            completions.append(
+                Completion(
+                    label, replacement, (0, 0), (0, col), submit=not command.args, reopen=bool(command.args)
+                )
+            )
+        return completions
+
+    def _argument_completions(self, command: str, argument: str, row: int, col: int) -> list[Completion]:
+        assert self.argument_completer is not None
+        start = (row, col - len(argument))
+        return [
+            Completion(
+                Content.assemble((value, "bold"), ("  ", ""), (help_text, "dim")),
+                value,
+                start,
+                (row, col),
+                submit=True,
+            )
+            for value, help_text in self.argument_completer(command, argument)
+        ]
+
+    @work(exclusive=True, group="path-completion")
+    async def _complete_paths(self, fragment: str, start: Location, end: Location) -> None:
+        names = await asyncio.to_thread(list_path_completions, self.cwd, fragment)
+        if self.cursor_location != end:
+            return  # the user typed on; a newer completion is coming
+        self.menu.show(
+            [Completion(Content(name), name, start, end, reopen=name.endswith("/")) for name in names]
+        )
+
+
+class PromptArea(Vertical):
+    """The completion menu stacked over the prompt."""
+
+    def __init__(
+        self,
+        *,
+        cwd: Path | None = None,
+        argument_completer: Callable[[str, str], list[tuple[str, str]]] | None = None,
+        id: str | None = None,
+    ) -> None:
+        super().__init__(id=id)
+        self.menu = CompletionMenu(id="completion-menu")
+        self.input = PromptInput(self.menu, cwd=cwd, argument_completer=argument_completer, id="prompt")
+
+    def compose(self) -> ComposeResult:
+        yield self.menu
+        yield self.input

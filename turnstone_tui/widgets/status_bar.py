@@ -1,0 +1,125 @@
+"""One line at the bottom: model, state, tokens and context use, MCP servers, pending approvals."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.content import Content
+from textual.reactive import reactive
+from textual.widgets import Label
+
+from ..core.types import SessionState, StatusInfo
+from . import clock
+
+_STATE_LABELS: dict[SessionState, str] = {
+    SessionState.IDLE: "idle",
+    SessionState.THINKING: "thinking",
+    SessionState.RUNNING: "running",
+    SessionState.ATTENTION: "attention",
+    SessionState.ERROR: "error",
+}
+
+
+def format_tokens(count: int) -> str:
+    """``950``, ``12.3k``, ``1.2M``."""
+    if count < 1000:
+        return str(count)
+    if count < 1_000_000:
+        return f"{count / 1000:.1f}k"
+    return f"{count / 1_000_000:.1f}M"
+
+
+class StatusBar(Horizontal):
+    """Reactive status line; the app sets ``status`` and ``state`` from engine messages."""
+
+    status: reactive[StatusInfo | None] = reactive(None, init=False)
+    state: reactive[SessionState] = reactive(SessionState.IDLE, init=False)
+    pending: reactive[int] = reactive(0, init=False)
+    busy_since: reactive[float | None] = reactive(None, init=False)
+
+    def __init__(self, model: str = "", provider: str = "", *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._model = model
+        self._provider = provider
+
+    def compose(self) -> ComposeResult:
+        yield Label(id="status-state", classes="-idle")
+        yield Label(id="status-model")
+        yield Label(id="status-tokens")
+        yield Label(id="status-mcp")
+        yield Label(id="status-pending")
+
+    def on_mount(self) -> None:
+        self._refresh_all()
+        self._refresh_state()
+        self.set_interval(0.25, self._tick)
+
+    def _tick(self) -> None:
+        if self.state in (SessionState.THINKING, SessionState.RUNNING) and not clock.is_frozen():
+            self._refresh_state()
+
+    def watch_status(self) -> None:
+        self._refresh_all()
+
+    def watch_state(self) -> None:
+        self._refresh_state()
+
+    def watch_pending(self) -> None:
+        self._refresh_pending()
+
+    def watch_busy_since(self) -> None:
+        self._refresh_state()
+
+    def _refresh_all(self) -> None:
+        if not self.children:
+            return
+        status = self.status
+        model = status.model if status else self._model
+        provider = status.provider if status else self._provider
+        self.query_one("#status-model", Label).update(
+            Content(f"{model or 'no model'}" + (f" · {provider}" if provider else ""))
+        )
+        tokens = self.query_one("#status-tokens", Label)
+        if status is not None and status.context_window:
+            used = format_tokens(status.prompt_tokens + status.completion_tokens)
+            percent = status.context_percent
+            tokens.update(Content(f"{used} tok · {percent:.0f}% of {format_tokens(status.context_window)}"))
+            tokens.set_class(percent >= 80, "-high")
+        elif status is not None:
+            tokens.update(Content(f"{format_tokens(status.prompt_tokens + status.completion_tokens)} tok"))
+        else:
+            tokens.update(Content("0 tok"))
+        mcp = self.query_one("#status-mcp", Label)
+        if status is not None and status.mcp_total:
+            mcp.update(Content(f"MCP {status.mcp_connected}/{status.mcp_total}"))
+            mcp.set_class(status.mcp_connected < status.mcp_total, "-degraded")
+            mcp.display = True
+        else:
+            mcp.display = False
+        self._refresh_pending()
+
+    def _refresh_state(self) -> None:
+        if not self.children:
+            return
+        label = self.query_one("#status-state", Label)
+        state = self.state
+        text = _STATE_LABELS.get(state, str(state))
+        if state in (SessionState.THINKING, SessionState.RUNNING):
+            text = f"{clock.spinner_frame()} {text}"
+            if self.busy_since is not None:
+                text += f" {clock.format_elapsed(clock.now() - self.busy_since)}"
+        elif state is SessionState.ATTENTION:
+            text = f"! {text}"
+        else:
+            text = f"● {text}"
+        label.update(Content(text))
+        label.set_classes(f"-{state.value}")
+
+    def _refresh_pending(self) -> None:
+        if not self.children:
+            return
+        status = self.status
+        pending = max(self.pending, status.pending_approvals if status else 0)
+        label = self.query_one("#status-pending", Label)
+        label.update(Content(f"{pending} pending approval{'s' if pending != 1 else ''}"))
+        label.display = pending > 0

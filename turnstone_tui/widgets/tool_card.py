@@ -1,0 +1,275 @@
+"""A compact card for one tool call: status, header, elapsed time, result summary, expandable output.
+
+A finished bash pane "collapses into its card": the app passes the pane's bounded lines to
+`set_result(result, output_lines)`; enter or a click expands the card to show them in a line-API
+`OutputLog` (so 5000 lines cost nothing until they are on screen).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.reactive import reactive
+from textual.timer import Timer
+from textual.widgets import Static
+
+from ..core.types import PreparedItem, ToolResult
+from . import clock
+from .bash_pane import OutputLog, bash_outcome, clean_line, plain_line
+
+CardStatus = Literal["pending", "awaiting", "running", "ok", "warning", "error", "denied", "cancelled"]
+
+SUMMARY_LINES = 3
+EXPANDED_MAX_LINES = 5000
+_DENIED_RE = re.compile(r"\s*(denied|rejected) by (the )?user\b", re.I)
+_CANCELLED_RE = re.compile(r"\s*(cancell?ed|interrupted)\b", re.I)
+
+_ICONS: dict[CardStatus, str] = {
+    "pending": "○",
+    "awaiting": "?",
+    "running": "",
+    "ok": "✓",
+    "warning": "!",
+    "error": "✗",
+    "denied": "⊘",
+    "cancelled": "■",
+}
+_LABELS: dict[CardStatus, str] = {
+    "pending": "pending",
+    "awaiting": "awaiting approval",
+    "running": "running",
+    "ok": "ok",
+    "warning": "warning",
+    "error": "error",
+    "denied": "denied",
+    "cancelled": "cancelled",
+}
+
+
+def classify_result(item: PreparedItem, result: ToolResult) -> tuple[CardStatus, str]:
+    """Status and short label for a finished call (denial/cancel messages are recognised)."""
+    structured = result.structured if isinstance(result.structured, dict) else {}
+    if structured.get("status") == "denied":
+        return "denied", "denied"
+    if structured.get("status") == "cancelled":
+        return "cancelled", "cancelled"
+    head = result.text[:300]
+    if _DENIED_RE.match(head):
+        return "denied", "denied"
+    if item.func_name == "bash":
+        outcome = bash_outcome(result)
+        if outcome.label in ("cancelled", "denied"):
+            return outcome.label, outcome.label  # type: ignore[return-value]
+        status: CardStatus = {"ok": "ok", "warning": "warning", "error": "error"}[outcome.kind]  # type: ignore[assignment]
+        return status, outcome.label
+    if result.is_error and _CANCELLED_RE.match(head):
+        return "cancelled", "cancelled"
+    return ("error", "error") if result.is_error else ("ok", "ok")
+
+
+class ToolCard(Vertical, can_focus=True):
+    """One tool call in the conversation."""
+
+    BINDINGS = [
+        Binding("enter", "toggle", "Expand", show=True),
+        Binding("space", "toggle", "Expand", show=False),
+    ]
+
+    DEFAULT_CSS = """
+    ToolCard {
+        height: auto;
+        width: 1fr;
+        padding: 0 1;
+        margin: 0 0 1 0;
+        background: $boost;
+        border-left: outer $primary 50%;
+        &:focus { background-tint: $foreground 6%; border-left: outer $accent; }
+        &.-ok { border-left: outer $success 70%; }
+        &.-warning { border-left: outer $warning 70%; }
+        &.-error, &.-denied { border-left: outer $error 70%; }
+        &.-cancelled { border-left: outer $foreground 30%; }
+        &.-awaiting { border-left: outer $warning; }
+        & > .tool-card--header { height: 1; width: 1fr; }
+        & .tool-card--title { width: 1fr; height: 1; text-wrap: nowrap; text-overflow: ellipsis; }
+        & .tool-card--status { width: auto; height: 1; padding-left: 1; color: $text-muted; }
+        & .tool-card--status.-ok { color: $text-success; }
+        & .tool-card--status.-warning, & .tool-card--status.-awaiting { color: $text-warning; }
+        & .tool-card--status.-error, & .tool-card--status.-denied { color: $text-error; }
+        & > .tool-card--summary {
+            height: auto; max-height: 3; color: $text-muted; padding-left: 2;
+            text-wrap: nowrap; text-overflow: ellipsis;
+        }
+        & > OutputLog { height: auto; max-height: 20; margin-left: 2; display: none; }
+        &.-expanded > OutputLog { display: block; }
+        &.-expanded > .tool-card--summary { display: none; }
+    }
+    """
+
+    expanded: reactive[bool] = reactive(False, init=False)
+
+    class Toggled(Message):
+        """The card was expanded or collapsed."""
+
+        def __init__(self, card: ToolCard, expanded: bool) -> None:
+            super().__init__()
+            self.card = card
+            self.expanded = expanded
+
+    def __init__(self, item: PreparedItem, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.item = item
+        self.call_id = item.call_id
+        self.status: CardStatus = "pending"
+        self.status_label = ""
+        self.result: ToolResult | None = None
+        self.output_lines: list[str] = []
+        self.started_at: float | None = None
+        self.finished_at: float | None = None
+        self._title = Static(self._title_content(), classes="tool-card--title", markup=False)
+        self._status_view = Static("", classes="tool-card--status", markup=False)
+        self._summary = Static("", classes="tool-card--summary", markup=False)
+        self._output = OutputLog(max_lines=EXPANDED_MAX_LINES)
+        self._ticker: Timer | None = None
+        if item.error:
+            self._finish("error", "error", ToolResult(item.error, is_error=True), None)
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(classes="tool-card--header"):
+            yield self._title
+            yield self._status_view
+        yield self._summary
+        yield self._output
+
+    def on_mount(self) -> None:
+        self._refresh_view()
+
+    # --- public API ---------------------------------------------------------------------
+    @property
+    def elapsed(self) -> float | None:
+        if self.started_at is None:
+            return None
+        end = self.finished_at if self.finished_at is not None else clock.now()
+        return end - self.started_at
+
+    @property
+    def can_expand(self) -> bool:
+        return bool(self.output_lines)
+
+    def mark_awaiting(self) -> None:
+        """The call waits for the user's approval."""
+        if self.finished_at is None:
+            self.status = "awaiting"
+            self._refresh_view()
+
+    def mark_running(self) -> None:
+        """The call started executing."""
+        if self.finished_at is not None:
+            return
+        self.status = "running"
+        self.started_at = clock.now()
+        if self.is_mounted and self._ticker is None:
+            self._ticker = self.set_interval(1 / clock.SPINNER_FPS, self._refresh_status)
+        self._refresh_view()
+
+    def mark_denied(self, reason: str = "denied by user") -> None:
+        self._finish("denied", "denied", ToolResult(reason, is_error=True), None)
+
+    def mark_cancelled(self, reason: str = "cancelled by user") -> None:
+        self._finish("cancelled", "cancelled", ToolResult(reason, is_error=True), None)
+
+    def set_result(self, result: ToolResult, output_lines: list[str] | None = None) -> None:
+        """The call finished; ``output_lines`` are a bash pane's lines (else the result text)."""
+        status, label = classify_result(self.item, result)
+        self._finish(status, label, result, output_lines)
+
+    def action_toggle(self) -> None:
+        if self.can_expand:
+            self.expanded = not self.expanded
+
+    def watch_expanded(self, expanded: bool) -> None:
+        self.set_class(expanded, "-expanded")
+        if expanded:
+            self._output.scroll_end(animate=False, immediate=True)
+        self.post_message(self.Toggled(self, expanded))
+        self._refresh_title()
+
+    def on_click(self, event: events.Click) -> None:
+        if event.widget is self._output:
+            return
+        self.focus()
+        self.action_toggle()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "toggle":
+            return self.can_expand
+        return True
+
+    # --- internals ----------------------------------------------------------------------
+    def _finish(
+        self, status: CardStatus, label: str, result: ToolResult, output_lines: list[str] | None
+    ) -> None:
+        self.finished_at = clock.now()
+        self.add_class("-done")
+        self.status = status
+        self.status_label = label
+        self.result = result
+        if output_lines is None:
+            output_lines = result.text.splitlines()
+        self.output_lines = [clean_line(line) for line in output_lines[-EXPANDED_MAX_LINES:]]
+        if self._ticker is not None:
+            self._ticker.stop()
+            self._ticker = None
+        self._output.clear()
+        if self.output_lines:
+            self._output.write_lines(self.output_lines)
+        self._refresh_view()
+
+    def _title_content(self) -> Content:
+        header = self.item.header or self.item.func_name
+        first = header.strip().splitlines()[0] if header.strip() else self.item.func_name
+        arrow = ""
+        if self.output_lines:
+            arrow = "▾ " if self.expanded else "▸ "
+        return Content.assemble((arrow, "$text-muted"), (first, "bold" if not arrow else ""))
+
+    def _refresh_title(self) -> None:
+        self._title.update(self._title_content())
+
+    def _refresh_status(self) -> None:
+        elapsed = self.elapsed
+        elapsed_text = f" · {clock.format_elapsed(elapsed)}" if elapsed is not None else ""
+        view = self._status_view
+        for name in _ICONS:
+            view.set_class(name == self.status, f"-{name}")
+        if self.status == "running":
+            view.update(Content.assemble((clock.spinner_frame(), "$text-accent"), f" running{elapsed_text}"))
+            return
+        label = self.status_label or _LABELS[self.status]
+        view.update(f"{_ICONS[self.status]} {label}{elapsed_text}")
+
+    def _refresh_view(self) -> None:
+        for name in _ICONS:
+            self.set_class(name == self.status, f"-{name}")
+        self._refresh_title()
+        self._refresh_status()
+        summary_lines: list[str] = []
+        if self.finished_at is not None:
+            for line in self.output_lines:
+                text = plain_line(line).rstrip()
+                if text:
+                    summary_lines.append(text)
+                if len(summary_lines) >= SUMMARY_LINES:
+                    break
+            more = len(self.output_lines) - SUMMARY_LINES
+            if more > 0 and summary_lines:
+                summary_lines[-1] += f"   (+{more} lines, enter to expand)"
+        self._summary.update("\n".join(summary_lines))
+        self._summary.display = bool(summary_lines)
+        self.refresh_bindings()
