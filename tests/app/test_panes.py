@@ -7,6 +7,8 @@ import time
 from pathlib import Path
 
 import pytest
+
+from tests.app.helpers import wait_until
 from textual import events
 from textual.app import App, ComposeResult
 from textual.widgets import Input
@@ -118,20 +120,20 @@ async def test_follows_the_end_unless_the_user_scrolled_up() -> None:
         pane = panes.start("c1", "yes")
         for i in range(200):
             panes.write("c1", f"line {i}")
-        await pilot.pause(0.1)
         log = pane.log_view
-        assert log.scroll_y == log.max_scroll_y > 0
+        await wait_until(pilot, lambda: log.max_scroll_y > 0 and log.scroll_y == log.max_scroll_y, 5)
         log.scroll_to(y=10, animate=False, immediate=True)
         await pilot.pause()
         for i in range(200, 300):
             panes.write("c1", f"line {i}")
+        await wait_until(pilot, lambda: log.line_count >= 300, 5)
         await pilot.pause(0.1)
         assert log.scroll_y == 10  # the user reads on; new output does not yank the view
         log.scroll_end(animate=False, immediate=True)
         await pilot.pause()
         for i in range(300, 310):
             panes.write("c1", f"line {i}")
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: log.line_count >= 310 and log.scroll_y == log.max_scroll_y, 5)
         assert log.scroll_y == log.max_scroll_y  # back at the end: following again
 
 
