@@ -107,7 +107,13 @@ class Storage:
         path = Path(path)
         if str(path) != ":memory:":
             path.parent.mkdir(parents=True, exist_ok=True)
-        conn = await aiosqlite.connect(str(path))
+        pending = aiosqlite.connect(str(path))
+        # Every write commits at once, so a connection someone forgot to close must not keep the
+        # interpreter from exiting: its worker thread is a daemon.
+        worker = getattr(pending, "_thread", None)
+        if worker is not None and not worker.is_alive():
+            worker.daemon = True
+        conn = await pending
         conn.row_factory = aiosqlite.Row
         await conn.execute("PRAGMA journal_mode=WAL")
         await conn.execute("PRAGMA synchronous=NORMAL")
