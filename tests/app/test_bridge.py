@@ -39,7 +39,7 @@ class Recorder(App[None]):
                 if isinstance(item, m.TextPiece):
                     self.events.append((item.kind, item.text))
                 else:
-                    self.events.append(("output", f"{item.call_id}:{item.line}"))
+                    self.events.extend(("output", f"{item.call_id}:{line}") for line in item.lines)
             message.buffer.consumed = True
         elif isinstance(message, m.ApprovalRequested) and self.answer:
             self.events.append(("approval", ",".join(i.call_id for i in message.items)))

@@ -7,12 +7,11 @@ import time
 from pathlib import Path
 
 import pytest
-
-from tests.app.helpers import wait_until
 from textual import events
 from textual.app import App, ComposeResult
 from textual.widgets import Input
 
+from tests.app.helpers import wait_until
 from turnstone_tui.core.types import ExecContext, PreparedItem, ToolResult
 from turnstone_tui.executors.bash import run_bash
 from turnstone_tui.widgets import clock

@@ -202,7 +202,7 @@ async def test_cancel_during_streaming_keeps_partial_answer(model_server, tmp_pa
     ui = RecordingUI()
     session = await new_session(make_config(model_server, tmp_path), ui, tmp_path)
     turn = asyncio.create_task(session.send("talk"))
-    while len(ui.content) < 5:
+    while len(ui.content) < 5:  # noqa: ASYNC110 - polling what the UI received
         await asyncio.sleep(0.01)
     session.cancel()
     await asyncio.wait_for(turn, 5)
