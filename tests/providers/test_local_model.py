@@ -48,7 +48,7 @@ from turnstone_tui.providers.local_toolcalls import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
-STREAM_TIMEOUT = 60.0
+STREAM_TIMEOUT = 180.0  # generous: the 2 shared cores may be busy
 WORKER_THREAD_NAME = "turnstone-local-model"
 
 
