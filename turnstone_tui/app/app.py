@@ -8,16 +8,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import inspect
 import logging
+import time
+from collections import deque
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.reactive import var
 from textual.screen import Screen
+from textual.widget import Widget
 from textual.widgets import Footer
 
 from ..config import ConfigError
@@ -44,6 +49,34 @@ log = logging.getLogger(__name__)
 
 QUIT_CONFIRM_SECONDS = 2.0
 RuntimeFactory = Callable[[], Awaitable["Runtime"]]
+
+STREAM_SLICE_SECONDS = 0.005
+"""How long one turn of applying streamed items may take before key presses and other events get
+a turn (the rest is applied by a continuation queued behind them)."""
+STREAM_SLICE_LINES = 1000
+"""Output lines written between two looks at the clock."""
+
+EngineMessageT = TypeVar("EngineMessageT", bound=m.EngineMessage)
+WidgetT = TypeVar("WidgetT", bound=Widget)
+EngineHandler = Callable[[Any, EngineMessageT], Awaitable[None] | None]
+Deferred = Callable[[], Awaitable[None] | None]
+
+
+def in_stream_order(handler: EngineHandler[EngineMessageT]) -> EngineHandler[EngineMessageT]:
+    """Wrap the handler of a discrete engine message so it runs only after every streamed item the
+    bridge sent before it: while streamed items are still waiting, the call is queued behind them."""
+
+    @functools.wraps(handler)
+    async def run_in_order(app: TurnstoneApp, message: EngineMessageT) -> None:
+        if app._stream_backlog:
+            app._stream_backlog.append(functools.partial(handler, app, message))
+            app._schedule_stream_slice()
+            return
+        result = handler(app, message)
+        if inspect.isawaitable(result):
+            await result
+
+    return run_in_order
 
 
 class TurnstoneApp(App[None]):
@@ -94,7 +127,7 @@ class TurnstoneApp(App[None]):
         self._state_before_attention = SessionState.IDLE
         self._questions: dict[asyncio.Future[Any], Screen[Any]] = {}
         self._quit_armed_at: float | None = None
-        self._closed = False
+        self._engine_closed = False  # not `_closed`: that is MessagePump state
         self.turns_finished = 0
         self._queued: list[tuple[str, InfoMessage]] = []
         """How many turns this app ran to their end (tests and benchmarks wait on it)."""
@@ -103,6 +136,11 @@ class TurnstoneApp(App[None]):
         config = runtime.config if runtime else None
         self._max_chat_widgets = config.ui.max_chat_widgets if config else 400
         self._max_pane_lines = config.ui.max_pane_lines if config else 5000
+        # Streamed items (and discrete events that arrived behind them) not applied yet, in order.
+        self._stream_backlog: deque[m.StreamItem | Deferred] = deque()
+        self._stream_line_offset = 0  # lines of the backlog's first OutputLines already written
+        self._stream_slice_queued = False
+        self._widgets: dict[str, Any] = {}
 
     # --- layout -----------------------------------------------------------------------------
 
@@ -113,23 +151,33 @@ class TurnstoneApp(App[None]):
         yield StatusBar(id="status-bar")
         yield Footer(id="footer")
 
+    def _widget(self, selector: str, kind: type[WidgetT]) -> WidgetT:
+        """A widget of the main screen, looked up once (these are used per streamed item, and a
+        query would search whichever screen is on top)."""
+        widget = self._widgets.get(selector)
+        if widget is None:
+            widget = self._widgets[selector] = self.query_one(selector, kind)
+        return widget  # type: ignore[no-any-return]
+
     @property
     def chat(self) -> ChatView:
-        return self.query_one("#chat", ChatView)
+        return self._widget("#chat", ChatView)
 
     @property
     def panes(self) -> ParallelPanes:
-        return self.query_one("#panes", ParallelPanes)
+        return self._widget("#panes", ParallelPanes)
 
     @property
     def prompt(self) -> PromptInput:
-        return self.query_one("#prompt", PromptInput)
+        return self._widget("#prompt", PromptInput)
 
     @property
     def status_bar(self) -> StatusBar:
-        return self.query_one("#status-bar", StatusBar)
+        return self._widget("#status-bar", StatusBar)
 
     def on_mount(self) -> None:
+        for selector, kind in (("#chat", ChatView), ("#panes", ParallelPanes), ("#status-bar", StatusBar)):
+            self._widget(selector, kind)
         self.bridge.bind_loop(asyncio.get_running_loop())
         if self.runtime is not None:
             self._show_model(self.runtime)
@@ -224,9 +272,9 @@ class TurnstoneApp(App[None]):
                         await worker.wait()
 
     async def _shutdown_engine(self) -> None:
-        if self._closed:
+        if self._engine_closed:
             return
-        self._closed = True
+        self._engine_closed = True
         if self._remove_mcp_listener is not None:
             self._remove_mcp_listener()
         runtime, session = self.runtime, self.session
@@ -314,6 +362,7 @@ class TurnstoneApp(App[None]):
     # --- engine messages --------------------------------------------------------------------
 
     @on(m.TurnStarted)
+    @in_stream_order
     async def _on_turn_started(self, message: m.TurnStarted) -> None:
         await self.chat.add_user(message.user_text)
         if not self.busy:  # a watch injected this turn
@@ -323,35 +372,76 @@ class TurnstoneApp(App[None]):
     @on(m.StreamBatch)
     async def _on_stream_batch(self, message: m.StreamBatch) -> None:
         buffer = message.buffer
-        batch = buffer.items
-        while batch:
-            items = batch[:]
-            batch.clear()  # the bridge may append more while we await below; the loop takes them
-            for item in items:
-                if isinstance(item, m.OutputLine):
-                    self._write_output(item)
-                elif item.kind == "content":
-                    await self.chat.append_content(item.text)
-                else:
-                    await self.chat.append_reasoning(item.text)
-        buffer.consumed = True  # no await since the last check: later items open a new batch
+        if not buffer.consumed:
+            buffer.consumed = True  # the bridge puts later items into a new batch (a new message)
+            self._stream_backlog.extend(buffer.items)
+        await self._apply_stream()
 
-    def _write_output(self, item: m.OutputLine) -> None:
+    def _schedule_stream_slice(self) -> None:
+        if not self._stream_slice_queued:
+            self._stream_slice_queued = True
+            self.call_later(self._continue_stream)
+
+    async def _continue_stream(self) -> None:
+        self._stream_slice_queued = False
+        await self._apply_stream()
+
+    async def _apply_stream(self) -> None:
+        """Apply backlog items in order for about ``STREAM_SLICE_SECONDS``; queue the rest behind the
+        events waiting now (key presses stay responsive while panes stream)."""
+        backlog = self._stream_backlog
+        deadline = time.perf_counter() + STREAM_SLICE_SECONDS
+        while backlog:
+            item = backlog[0]
+            if isinstance(item, m.OutputLines):
+                if self._write_output(item):
+                    backlog.popleft()
+            else:
+                backlog.popleft()
+                if isinstance(item, m.TextPiece):
+                    if item.kind == "content":
+                        await self.chat.append_content(item.text)
+                    else:
+                        await self.chat.append_reasoning(item.text)
+                else:  # a discrete event that arrived behind streamed items
+                    result = item()
+                    if inspect.isawaitable(result):
+                        await result
+            if backlog and time.perf_counter() > deadline:
+                self._schedule_stream_slice()
+                return
+
+    def _write_output(self, item: m.OutputLines) -> bool:
+        """Write up to ``STREAM_SLICE_LINES`` of ``item`` into its pane; True once all are written."""
         panes = self.panes
-        if item.call_id not in panes.call_ids:
-            card = self.chat.tool_card(item.call_id)
-            panes.start(item.call_id, _command_of(card.item) if card else item.call_id)
-        panes.write(item.call_id, item.line, item.stream)
+        call_id = item.call_id
+        if call_id not in panes:
+            card = self.chat.tool_card(call_id)
+            panes.start(call_id, _command_of(card.item) if card else call_id)
+        lines = item.lines
+        start = self._stream_line_offset
+        end = start + STREAM_SLICE_LINES
+        write, stream = panes.write, item.stream
+        for line in lines[start:end] if start or end < len(lines) else lines:
+            write(call_id, line, stream)
+        if end < len(lines):
+            self._stream_line_offset = end
+            return False
+        self._stream_line_offset = 0
+        return True
 
     @on(m.MessageEnded)
+    @in_stream_order
     async def _on_message_ended(self, message: m.MessageEnded) -> None:
         await self.chat.end_message()
 
     @on(m.ToolsPrepared)
+    @in_stream_order
     async def _on_tools_prepared(self, message: m.ToolsPrepared) -> None:
         await self.chat.add_tool_cards(message.items)
 
     @on(m.ToolStarted)
+    @in_stream_order
     def _on_tool_started(self, message: m.ToolStarted) -> None:
         item = message.item
         card = self.chat.tool_card(item.call_id)
@@ -361,6 +451,7 @@ class TurnstoneApp(App[None]):
             self.panes.start(item.call_id, _command_of(item))
 
     @on(m.ToolFinished)
+    @in_stream_order
     def _on_tool_finished(self, message: m.ToolFinished) -> None:
         lines: list[str] | None = None
         if message.call_id in self.panes.call_ids:
@@ -370,6 +461,7 @@ class TurnstoneApp(App[None]):
             card.set_result(message.result, lines)
 
     @on(m.ApprovalRequested)
+    @in_stream_order
     def _on_approval_requested(self, message: m.ApprovalRequested) -> None:
         from .screens.approval import ApprovalScreen
 
@@ -393,6 +485,7 @@ class TurnstoneApp(App[None]):
         self.push_screen(screen, answered)
 
     @on(m.PlanReviewRequested)
+    @in_stream_order
     def _on_plan_review_requested(self, message: m.PlanReviewRequested) -> None:
         from .screens.plan_review import PlanReviewScreen
 
@@ -412,6 +505,7 @@ class TurnstoneApp(App[None]):
         self.push_screen(screen, answered)
 
     @on(m.QuestionWithdrawn)
+    @in_stream_order
     def _on_question_withdrawn(self, message: m.QuestionWithdrawn) -> None:
         screen = self._questions.pop(message.future, None)
         if screen is None:
@@ -437,6 +531,7 @@ class TurnstoneApp(App[None]):
             bar.state = self._state_before_attention
 
     @on(m.StateChanged)
+    @in_stream_order
     def _on_state_changed(self, message: m.StateChanged) -> None:
         if self._questions:  # a question is open: stay in attention, restore this state afterwards
             self._state_before_attention = message.state
@@ -444,18 +539,22 @@ class TurnstoneApp(App[None]):
         self.status_bar.state = message.state
 
     @on(m.StatusChanged)
+    @in_stream_order
     def _on_status_changed(self, message: m.StatusChanged) -> None:
         self.status_bar.status = message.status
 
     @on(m.InfoPosted)
+    @in_stream_order
     async def _on_info_posted(self, message: m.InfoPosted) -> None:
         await self.chat.add_info(message.text)
 
     @on(m.ErrorPosted)
+    @in_stream_order
     async def _on_error_posted(self, message: m.ErrorPosted) -> None:
         await self.chat.add_error(message.text)
 
     @on(m.TurnEnded)
+    @in_stream_order
     async def _on_turn_ended(self, message: m.TurnEnded) -> None:
         await self.chat.end_message()
         # Anything still shown as running was cut off (cancel): collapse its pane into the card.

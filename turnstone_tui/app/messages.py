@@ -38,21 +38,23 @@ class TextPiece:
 
 
 @dataclass(slots=True)
-class OutputLine:
-    """One line of live tool output."""
+class OutputLines:
+    """Consecutive lines of live output from one tool call and stream (the bridge appends to
+    ``lines`` until another item follows or the app takes the buffer)."""
 
     call_id: str
-    line: str
     stream: OutputStream
+    lines: list[str] = field(default_factory=list)
 
 
-StreamItem = TextPiece | OutputLine
+StreamItem = TextPiece | OutputLines
 
 
 @dataclass(slots=True)
 class StreamBuffer:
     """Items of one :class:`StreamBatch`. The bridge appends until the app marks it ``consumed``
-    (after draining it) or a discrete event seals it; then the next item opens a new buffer."""
+    (when it takes the items) or a discrete event seals it; then the next item opens a new buffer.
+    The bridge never touches a consumed buffer again, so the app may keep its items."""
 
     items: list[StreamItem] = field(default_factory=list)
     consumed: bool = False
@@ -69,7 +71,7 @@ class TurnStarted(EngineMessage):
 
 
 class StreamBatch(EngineMessage):
-    """Tokens and output lines in arrival order; the buffer may grow until the handler drains it."""
+    """Tokens and output lines in arrival order; the buffer may grow until the handler takes it."""
 
     def __init__(self, buffer: StreamBuffer) -> None:
         super().__init__()

@@ -35,6 +35,7 @@ class TextualSessionUI:
     def __init__(self, target: MessagePump) -> None:
         self._target = target
         self._batch: m.StreamBuffer | None = None
+        self._run: m.OutputLines | None = None  # the open batch's last item, if it is output lines
         self._thread_id = threading.get_ident()
         self._loop: asyncio.AbstractEventLoop | None = None
 
@@ -47,6 +48,7 @@ class TextualSessionUI:
 
     def _post(self, message: Message) -> None:
         self._batch = None  # seal: later stream items start a new batch after this event
+        self._run = None
         self._call(self._target.post_message, message)
 
     def _call(self, fn, *args) -> None:  # type: ignore[no-untyped-def]
@@ -60,6 +62,7 @@ class TextualSessionUI:
             self._loop.call_soon_threadsafe(self._stream, item_kind, text)
             return
         batch = self._open_batch()
+        self._run = None
         last = batch[-1] if batch else None
         if isinstance(last, m.TextPiece) and last.kind == item_kind:
             last.parts.append(text)
@@ -112,10 +115,19 @@ class TextualSessionUI:
         self._post(m.ToolStarted(item))
 
     def on_tool_output_chunk(self, call_id: str, line: str, stream: OutputStream) -> None:
+        # Called for every output line (hundreds of thousands a second): the common case is one
+        # append to the open run of lines for the same call and stream.
         if self._loop is not None and threading.get_ident() != self._thread_id:
             self._loop.call_soon_threadsafe(self.on_tool_output_chunk, call_id, line, stream)
             return
-        self._open_batch().append(m.OutputLine(call_id, line, stream))
+        run, batch = self._run, self._batch
+        if run is not None and batch is not None and not batch.consumed and run.call_id == call_id:
+            if run.stream == stream:
+                run.lines.append(line)
+                return
+        items = self._open_batch()
+        self._run = run = m.OutputLines(call_id, stream, [line])
+        items.append(run)
 
     def on_tool_result(self, call_id: str, name: str, result: ToolResult) -> None:
         self._post(m.ToolFinished(call_id, name, result))
