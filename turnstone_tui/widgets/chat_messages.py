@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from textual.app import ComposeResult
 from textual.content import Content
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Collapsible, Markdown, Static
 from textual.widgets.markdown import MarkdownStream
@@ -41,6 +42,9 @@ class ErrorMessage(Static):
         self.border_title = "error"
 
 
+FLUSH_INTERVAL = 0.04  # seconds between Markdown updates while an answer streams
+
+
 class AssistantMessage(Widget):
     """The assistant's answer, streamed into a Markdown widget through ``Markdown.get_stream()``.
 
@@ -52,6 +56,8 @@ class AssistantMessage(Widget):
         self._initial = source
         self._parts: list[str] = [source] if source else []
         self._stream: MarkdownStream | None = None
+        self._unflushed: list[str] = []
+        self._flush_timer: Timer | None = None
         self.finished = finished
 
     @property
@@ -70,11 +76,23 @@ class AssistantMessage(Widget):
         if self.finished:
             await self.query_one(Markdown).append(text)
         else:
-            if self._stream is None:
-                self._stream = Markdown.get_stream(self.query_one(Markdown))
-            await self._stream.write(text)
+            # Hand text to the Markdown stream at most every FLUSH_INTERVAL: each append re-lays out
+            # the document, so per-token appends cap the rate the screen can keep up with.
+            self._unflushed.append(text)
+            if self._flush_timer is None:
+                self._flush_timer = self.set_timer(FLUSH_INTERVAL, self._flush)
         if self.parent is not None and self.parent.has_class("-raw"):
             self.sync_raw()
+
+    async def _flush(self) -> None:
+        self._flush_timer = None
+        if not self._unflushed:
+            return
+        text = "".join(self._unflushed)
+        self._unflushed.clear()
+        if self._stream is None:
+            self._stream = Markdown.get_stream(self.query_one(Markdown))
+        await self._stream.write(text)
 
     def sync_raw(self) -> None:
         self.query_one(".raw", Static).update(Content(self.source))
@@ -83,6 +101,9 @@ class AssistantMessage(Widget):
         """The message is complete: flush whatever the stream still holds."""
         if self.finished:
             return
+        if self._flush_timer is not None:
+            self._flush_timer.stop()
+        await self._flush()
         self.finished = True
         if self._stream is not None:
             stream, self._stream = self._stream, None
