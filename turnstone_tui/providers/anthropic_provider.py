@@ -27,6 +27,7 @@ from .base import (
 )
 from .retry import (
     RetryPolicy,
+    provider_settings,
     status_error,
     stream_cut,
     stream_with_retries,
@@ -235,15 +236,7 @@ class AnthropicProvider:
 
     @classmethod
     def from_config(cls, config: Config) -> AnthropicProvider:
-        return cls(
-            base_url=config.api.base_url,
-            api_key=config.api.api_key,
-            model=config.model.name,
-            temperature=config.model.temperature,
-            max_tokens=config.model.max_tokens,
-            reasoning_effort=config.model.reasoning_effort,
-            retry=RetryPolicy(retries=config.model.retries, base_delay=config.model.retry_base_delay),
-        )
+        return cls(**provider_settings(config))
 
     async def aclose(self) -> None:
         await self._client.close()

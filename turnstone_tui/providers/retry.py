@@ -12,9 +12,12 @@ import email.utils
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .base import ProviderError, StreamEvent, UsageUpdate
+
+if TYPE_CHECKING:
+    from ..config import Config
 
 RETRYABLE_STATUSES = frozenset({408, 429})
 
@@ -154,3 +157,17 @@ async def stream_with_retries(
             if aclose is not None:
                 await aclose()
         await sleep(delay)
+
+
+def provider_settings(config: Config) -> dict[str, Any]:
+    """The constructor keywords both API providers take from a Config."""
+    model = config.model
+    return {
+        "base_url": config.api.base_url,
+        "api_key": config.api.api_key,
+        "model": model.name,
+        "temperature": model.temperature,
+        "max_tokens": model.max_tokens,
+        "reasoning_effort": model.reasoning_effort,
+        "retry": RetryPolicy(retries=model.retries, base_delay=model.retry_base_delay),
+    }
