@@ -80,11 +80,15 @@ async def bench_seq(server: ScriptedModelServer, tmp: Path) -> dict[str, float]:
             rss_before = current_rss_mb()
             started = time.monotonic()
             app.send_prompt("count")
-            ok = await wait_for(lambda: (c := app.chat.tool_card("call_seq")) is not None and c.result is not None, 60)
+            ok = await wait_for(
+                lambda: (c := app.chat.tool_card("call_seq")) is not None and c.result is not None, 60
+            )
             figures["seq_seconds"] = time.monotonic() - started
             await pilot.pause()
             card: ToolCard | None = app.chat.tool_card("call_seq")
-            figures["seq_ok"] = float(bool(ok and card and card.output_lines and card.output_lines[-1] == str(LINES)))
+            figures["seq_ok"] = float(
+                bool(ok and card and card.output_lines and card.output_lines[-1] == str(LINES))
+            )
             figures["card_lines"] = float(len(card.output_lines)) if card else 0.0
             figures["rss_delta_mb"] = current_rss_mb() - rss_before
             await wait_for(lambda: not app.busy, 20)
@@ -115,7 +119,7 @@ async def bench_direct(server: ScriptedModelServer, tmp: Path) -> dict[str, floa
 
 
 async def bench_keys(server: ScriptedModelServer, tmp: Path) -> dict[str, float]:
-    command = "for i in $(seq 1 400000); do echo \"line $i of a busy build log\"; done"
+    command = 'for i in $(seq 1 400000); do echo "line $i of a busy build log"; done'
     calls = [("bash", {"command": command}, f"call_{n}") for n in range(4)]
     server.script([Reply.tools(calls), Reply.text("done")])
     runtime = await make_runtime(server, tmp)
@@ -125,9 +129,16 @@ async def bench_keys(server: ScriptedModelServer, tmp: Path) -> dict[str, float]
         async with app.run_test(size=SIZE) as pilot:
             await asyncio.wait_for(app.wait_ready(), 20)
             app.send_prompt("build everything")
-            await wait_for(lambda: len(app.panes) == 4 and all(
-                app.panes.pane(c) and app.panes.pane(c).log_view.total_lines > 1000 for c in app.panes.call_ids
-            ), 30)
+            await wait_for(
+                lambda: (
+                    len(app.panes) == 4
+                    and all(
+                        app.panes.pane(c) and app.panes.pane(c).log_view.total_lines > 1000
+                        for c in app.panes.call_ids
+                    )
+                ),
+                30,
+            )
             prompt = app.prompt
             prompt.focus()
             await asyncio.sleep(0.05)
@@ -141,7 +152,9 @@ async def bench_keys(server: ScriptedModelServer, tmp: Path) -> dict[str, float]
                 await wait_for(lambda b=before: prompt.text != b, 5)
                 latencies.append(time.monotonic() - sent)
                 await asyncio.sleep(0.02)
-            streamed = sum(app.panes.pane(c).log_view.total_lines for c in app.panes.call_ids if app.panes.pane(c))
+            streamed = sum(
+                app.panes.pane(c).log_view.total_lines for c in app.panes.call_ids if app.panes.pane(c)
+            )
             app.action_cancel_turn()
             await wait_for(lambda: not app.busy, 20)
             await pilot.pause()
@@ -165,15 +178,23 @@ async def main() -> None:
         peak_after_seq = peak_rss_mb()
         direct = await bench_direct(server, tmp / "direct")
         keys = await bench_keys(server, tmp / "keys")
-    print(f"seq 1 {LINES} through the bash tool into a pane: {seq['seq_seconds']:.2f} s "
-          f"(target < 2 s), result correct: {bool(seq['seq_ok'])}, card keeps {int(seq['card_lines'])} lines")
-    print(f"  RSS growth during the run: {seq['rss_delta_mb']:.1f} MB; process peak RSS: {peak_after_seq:.0f} MB "
-          "(target < 250 MB)")
-    print(f"{LINES} lines written straight into ParallelPanes.write: {direct['direct_seconds']:.2f} s, "
-          f"correct: {bool(direct['direct_ok'])}")
-    print(f"key latency while 4 panes stream ({int(keys['keys'])} keys, "
-          f"{int(keys['lines_streamed_during_keys'])} lines streamed): p50 {keys['key_p50_ms']:.1f} ms, "
-          f"p95 {keys['key_p95_ms']:.1f} ms (target < 50 ms), max {keys['key_max_ms']:.1f} ms")
+    print(
+        f"seq 1 {LINES} through the bash tool into a pane: {seq['seq_seconds']:.2f} s "
+        f"(target < 2 s), result correct: {bool(seq['seq_ok'])}, card keeps {int(seq['card_lines'])} lines"
+    )
+    print(
+        f"  RSS growth during the run: {seq['rss_delta_mb']:.1f} MB; process peak RSS: {peak_after_seq:.0f} MB "
+        "(target < 250 MB)"
+    )
+    print(
+        f"{LINES} lines written straight into ParallelPanes.write: {direct['direct_seconds']:.2f} s, "
+        f"correct: {bool(direct['direct_ok'])}"
+    )
+    print(
+        f"key latency while 4 panes stream ({int(keys['keys'])} keys, "
+        f"{int(keys['lines_streamed_during_keys'])} lines streamed): p50 {keys['key_p50_ms']:.1f} ms, "
+        f"p95 {keys['key_p95_ms']:.1f} ms (target < 50 ms), max {keys['key_max_ms']:.1f} ms"
+    )
     print(f"peak RSS of the whole bench process: {peak_rss_mb():.0f} MB")
 
 

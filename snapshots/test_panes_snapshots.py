@@ -78,7 +78,9 @@ def make_app(server: ScriptedModelServer, tmp_path: Path, mcp_servers: dict | No
     if mcp_servers is not None:
         mcp_file = tmp_path / "mcp.json"
         mcp_file.write_text(json.dumps({"mcpServers": mcp_servers}))
-        options = RuntimeOptions(cwd=workdir, start_mcp=True, start_watches=False, mcp_config_path=str(mcp_file))
+        options = RuntimeOptions(
+            cwd=workdir, start_mcp=True, start_watches=False, mcp_config_path=str(mcp_file)
+        )
 
     async def factory() -> Runtime:
         return await Runtime.create(config, options=options)
@@ -87,7 +89,9 @@ def make_app(server: ScriptedModelServer, tmp_path: Path, mcp_servers: dict | No
     return app
 
 
-async def wait_until(pilot: Pilot, predicate: Callable[[], object], limit: float = 20.0, what: str = "") -> None:
+async def wait_until(
+    pilot: Pilot, predicate: Callable[[], object], limit: float = 20.0, what: str = ""
+) -> None:
     deadline = time.monotonic() + limit
     while not predicate():
         if time.monotonic() > deadline:
@@ -132,7 +136,9 @@ async def approve_and_stream(pilot: Pilot, count: int) -> None:
     await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the approval modal")
     await pilot.press("y")
     await wait_until(
-        pilot, lambda: len(pane_lines(app)) == count and all(n == 7 for n in pane_lines(app)), what="the panes"
+        pilot,
+        lambda: len(pane_lines(app)) == count and all(n == 7 for n in pane_lines(app)),
+        what="the panes",
     )
     await pilot.pause(0.2)
 
@@ -175,7 +181,9 @@ def test_approval_modal_for_bash(snap_compare, model_server: ScriptedModelServer
     assert snap_compare(make_app(model_server, tmp_path), terminal_size=SIZE, run_before=run_before)
 
 
-GREET_OLD = 'def greet(name):\n    """Say hello."""\n    print("hello", name)\n    return None\n\n\nCOUNT = 1\n'
+GREET_OLD = (
+    'def greet(name):\n    """Say hello."""\n    print("hello", name)\n    return None\n\n\nCOUNT = 1\n'
+)
 GREET_NEW = (
     'def greet(name: str) -> str:\n    """Say hello."""\n    message = f"hello {name}"\n'
     "    print(message)\n    return message\n\n\nCOUNT = 1\n"
@@ -186,7 +194,10 @@ def test_approval_modal_for_a_diff(snap_compare, model_server: ScriptedModelServ
     (tmp_path / "work").mkdir(exist_ok=True)
     (tmp_path / "work" / "greet.py").write_text(GREET_OLD)
     model_server.script(
-        [Reply.tools([("write_file", {"path": "greet.py", "content": GREET_NEW}, "call_1")]), Reply.text("ok")]
+        [
+            Reply.tools([("write_file", {"path": "greet.py", "content": GREET_NEW}, "call_1")]),
+            Reply.text("ok"),
+        ]
     )
 
     async def run_before(pilot: Pilot) -> None:
@@ -258,7 +269,9 @@ def test_plan_review_screen(snap_compare, model_server: ScriptedModelServer, tmp
     assert snap_compare(make_app(model_server, tmp_path), terminal_size=SIZE, run_before=run_before)
 
 
-def test_mcp_panel_connected_and_failed(snap_compare, model_server: ScriptedModelServer, tmp_path: Path) -> None:
+def test_mcp_panel_connected_and_failed(
+    snap_compare, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
     servers = {
         "demo": {"command": sys.executable, "args": [str(DEMO_SERVER), "--name", "demo"]},
         "broken": {

@@ -27,7 +27,9 @@ DENIAL_FEEDBACK = (
 
 
 class HeadlessUI:
-    def __init__(self, out: TextIO | None = None, err: TextIO | None = None, *, color: bool | None = None) -> None:
+    def __init__(
+        self, out: TextIO | None = None, err: TextIO | None = None, *, color: bool | None = None
+    ) -> None:
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self.errors: list[str] = []
@@ -93,7 +95,7 @@ class HeadlessUI:
         if result.structured and isinstance(result.structured, dict) and result.structured.get("status"):
             status = str(result.structured["status"])
         first = result.text.strip().splitlines()[:1]
-        summary = (first[0][:160] if first else "")
+        summary = first[0][:160] if first else ""
         if name == "bash":
             summary = result.text.strip().splitlines()[-1] if result.text.strip() else ""
         self._log(f"◀ {name} [{status}] {summary}")

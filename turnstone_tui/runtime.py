@@ -116,7 +116,9 @@ class Runtime:
         if alias in self.config.models:
             new_config = resolve_model_alias(self.config, alias)
         else:
-            new_config = dataclasses.replace(self.config, model=dataclasses.replace(self.config.model, name=alias))
+            new_config = dataclasses.replace(
+                self.config, model=dataclasses.replace(self.config.model, name=alias)
+            )
         provider = create_provider(new_config)
         old = self.provider
         self.config, self.provider = new_config, provider

@@ -20,18 +20,30 @@ DIFF = "".join(difflib.unified_diff(_OLD.splitlines(True), _NEW.splitlines(True)
 
 
 def bash_item(call_id: str = "c1", command: str = "make test") -> PreparedItem:
-    return PreparedItem(call_id, "bash", {"command": command}, header=f"bash: {command}", preview=command,
-                        preview_kind="bash")
+    return PreparedItem(
+        call_id, "bash", {"command": command}, header=f"bash: {command}", preview=command, preview_kind="bash"
+    )
 
 
 def edit_item(call_id: str = "c2") -> PreparedItem:
-    return PreparedItem(call_id, "edit_file", {"path": "greet.py"}, header="edit_file greet.py", preview=DIFF,
-                        preview_kind="diff")
+    return PreparedItem(
+        call_id,
+        "edit_file",
+        {"path": "greet.py"},
+        header="edit_file greet.py",
+        preview=DIFF,
+        preview_kind="diff",
+    )
 
 
 def mcp_item(call_id: str = "c3") -> PreparedItem:
-    return PreparedItem(call_id, "mcp__weather__forecast", {"city": "Paris"}, header="mcp weather/forecast",
-                        preview_kind="json")
+    return PreparedItem(
+        call_id,
+        "mcp__weather__forecast",
+        {"city": "Paris"},
+        header="mcp weather/forecast",
+        preview_kind="json",
+    )
 
 
 class Harness(App[None]):

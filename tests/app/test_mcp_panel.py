@@ -104,7 +104,9 @@ async def test_connected_and_failed_servers_update_live_from_connecting(manager_
         demo_node = panel._server_nodes["demo"]
         sections = {child.label.plain.split(" ")[0]: child for child in demo_node.children}
         assert {"Tools", "Resources", "Prompts"} <= set(sections)
-        assert {leaf.label.plain for leaf in sections["Tools"].children} == {t.name for t in demo_status.tools}
+        assert {leaf.label.plain for leaf in sections["Tools"].children} == {
+            t.name for t in demo_status.tools
+        }
         assert "docs://readme" in {leaf.label.plain for leaf in sections["Resources"].children}
 
 
@@ -121,7 +123,9 @@ async def test_list_changed_updates_the_counts_without_a_key_press(manager_facto
         result = await manager.call_tool("mcp__demo__add_tool", {"tool_name": "late_tool"})
         assert not result.is_error, result.text
         await wait_until(lambda: f"{before + 1} tools" in label(panel, "demo"))
-        tools_node = next(c for c in panel._server_nodes["demo"].children if c.label.plain.startswith("Tools"))
+        tools_node = next(
+            c for c in panel._server_nodes["demo"].children if c.label.plain.startswith("Tools")
+        )
         assert "late_tool" in {leaf.label.plain for leaf in tools_node.children}
 
 
@@ -163,7 +167,9 @@ async def test_c_reconnects_a_failed_server(manager_factory, tmp_path: Path) -> 
         await pilot.press("c")
         await wait_until(lambda: "tools" in label(panel, "flaky"))
         assert label(panel, "flaky").startswith("● flaky")
-        assert app.reports and "reconnected" in app.reports[-1][1]
+        # The row updates from the live status; the report comes when the action returns.
+        await wait_until(lambda: bool(app.reports))
+        assert "reconnected" in app.reports[-1][1]
         # The failure reason left with the failure.
         assert not any(c.label.plain.startswith("⚠") for c in panel._server_nodes["flaky"].children)
 

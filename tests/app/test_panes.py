@@ -158,7 +158,9 @@ async def test_ansi_colours_rendered_and_stderr_marked() -> None:
 
 async def test_status_colours_from_real_results(tmp_path: Path) -> None:
     async def result_of(command: str) -> ToolResult:
-        return await run_bash(command, ExecContext("x", lambda *_: None), cwd=tmp_path, time_limit=1, limit=10_000)
+        return await run_bash(
+            command, ExecContext("x", lambda *_: None), cwd=tmp_path, time_limit=1, limit=10_000
+        )
 
     assert bash_outcome(await result_of("echo fine")).kind == "ok"
     assert bash_outcome(await result_of("exit 1")).kind == "warning"

@@ -86,7 +86,17 @@ def test_env_and_cli_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     assert cfg.api.api_key == "from-env" and cfg.api.base_url == "http://127.0.0.1:1/v1"
     assert cfg.tools.timeout == 9
     args = build_parser().parse_args(
-        ["--api-key", "cli", "--tool-timeout", "3", "--tool-search", "off", "--skip-permissions", "--db", "x.db"]
+        [
+            "--api-key",
+            "cli",
+            "--tool-timeout",
+            "3",
+            "--tool-search",
+            "off",
+            "--skip-permissions",
+            "--db",
+            "x.db",
+        ]
     )
     cfg = apply_cli(cfg, args)
     assert cfg.api.api_key == "cli" and cfg.tools.timeout == 3 and cfg.tools.search == "off"

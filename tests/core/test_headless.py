@@ -40,8 +40,18 @@ def run_cli(args: list[str], tmp_path: Path, *, stdin: str | None = None) -> sub
 
 def base_args(server: ScriptedModelServer, tmp_path: Path, provider: str) -> list[str]:
     url = server.openai_base_url if provider == "openai" else server.anthropic_base_url
-    return ["--provider", provider, "--base-url", url, "--api-key", "test-key", "--model", "test-model",
-            "--db", str(tmp_path / "t.db")]
+    return [
+        "--provider",
+        provider,
+        "--base-url",
+        url,
+        "--api-key",
+        "test-key",
+        "--model",
+        "test-model",
+        "--db",
+        str(tmp_path / "t.db"),
+    ]
 
 
 THREE_TURNS = [
@@ -69,7 +79,9 @@ def tool_results(body: dict, provider: str) -> list[str]:
 def test_three_turn_conversation_with_parallel_tools(provider: str, tmp_path: Path) -> None:
     (tmp_path / "data.txt").write_text("the data file\n")
     with ScriptedModelServer(THREE_TURNS) as server:
-        proc = run_cli([*base_args(server, tmp_path, provider), "--allow", "bash", "-p", "do the thing"], tmp_path)
+        proc = run_cli(
+            [*base_args(server, tmp_path, provider), "--allow", "bash", "-p", "do the thing"], tmp_path
+        )
         requests = server.model_requests()
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "All done: from-bash and second-round."
@@ -93,7 +105,9 @@ def test_three_turn_conversation_with_parallel_tools(provider: str, tmp_path: Pa
 
 def test_tools_needing_approval_are_denied_without_allow(tmp_path: Path) -> None:
     marker = tmp_path / "ran"
-    with ScriptedModelServer([Reply.tools([("bash", {"command": f"touch {marker}"})]), Reply.text("ok")]) as s:
+    with ScriptedModelServer(
+        [Reply.tools([("bash", {"command": f"touch {marker}"})]), Reply.text("ok")]
+    ) as s:
         proc = run_cli([*base_args(s, tmp_path, "openai"), "-p", "x"], tmp_path)
         second = s.model_requests()[1].body
     assert proc.returncode == 0 and not marker.exists()
@@ -121,7 +135,9 @@ def test_resume_continues_a_stored_session(tmp_path: Path) -> None:
     with ScriptedModelServer([Reply.text("first answer"), Reply.text("second answer")]) as s:
         first = run_cli([*base_args(s, tmp_path, "openai"), "-p", "remember 42"], tmp_path)
         session_id = first.stderr.split("session: ")[1].split()[0]
-        second = run_cli([*base_args(s, tmp_path, "openai"), "--resume", session_id, "-p", "what number?"], tmp_path)
+        second = run_cli(
+            [*base_args(s, tmp_path, "openai"), "--resume", session_id, "-p", "what number?"], tmp_path
+        )
         body = s.model_requests()[1].body
     assert second.returncode == 0, second.stderr
     contents = [m["content"] for m in body["messages"] if m["role"] != "system"]
@@ -132,9 +148,20 @@ def test_resume_after_the_process_is_killed_mid_turn(tmp_path: Path) -> None:
     script = [Reply.tools([("bash", {"command": "sleep 60"})]), Reply.text("resumed fine")]
     with ScriptedModelServer(script) as s:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "turnstone_tui.cli", *base_args(s, tmp_path, "openai"), "--skip-permissions",
-             "-p", "start a long job"],
-            cwd=tmp_path, env=cli_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            [
+                sys.executable,
+                "-m",
+                "turnstone_tui.cli",
+                *base_args(s, tmp_path, "openai"),
+                "--skip-permissions",
+                "-p",
+                "start a long job",
+            ],
+            cwd=tmp_path,
+            env=cli_env(tmp_path),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
             start_new_session=True,
         )
         deadline = time.monotonic() + 30
@@ -148,7 +175,9 @@ def test_resume_after_the_process_is_killed_mid_turn(tmp_path: Path) -> None:
         db = sqlite3.connect(tmp_path / "t.db")
         (session_id,) = db.execute("SELECT id FROM sessions").fetchone()
         db.close()
-        resumed = run_cli([*base_args(s, tmp_path, "openai"), "--resume", session_id, "-p", "continue"], tmp_path)
+        resumed = run_cli(
+            [*base_args(s, tmp_path, "openai"), "--resume", session_id, "-p", "continue"], tmp_path
+        )
         body = s.model_requests()[-1].body
     assert resumed.returncode == 0, resumed.stderr
     assert resumed.stdout.strip() == "resumed fine"

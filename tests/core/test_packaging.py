@@ -18,7 +18,9 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(out), str(ROOT)],
-        check=True, capture_output=True, timeout=200,
+        check=True,
+        capture_output=True,
+        timeout=200,
     )
     (path,) = out.glob("turnstone_tui-*.whl")
     return path
@@ -37,7 +39,9 @@ def test_installed_wheel_loads_its_data_from_any_directory(wheel: Path, tmp_path
     target = tmp_path / "site"
     subprocess.run(
         [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(wheel)],
-        check=True, capture_output=True, timeout=120,
+        check=True,
+        capture_output=True,
+        timeout=120,
     )
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
@@ -46,14 +50,23 @@ def test_installed_wheel_loads_its_data_from_any_directory(wheel: Path, tmp_path
         "print(turnstone_tui.__file__); print(len(r.default_registry().TOOLS)); print(res.styles_dir())"
     )
     out = subprocess.run(
-        [sys.executable, "-c", code], cwd=elsewhere, env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"},
-        check=True, capture_output=True, text=True, timeout=60,
+        [sys.executable, "-c", code],
+        cwd=elsewhere,
+        env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"},
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=60,
     ).stdout.splitlines()
     assert out[0].startswith(str(target))
     assert out[1] == "19"
     assert out[2].startswith(str(target)) and (Path(out[2]) / "app.tcss").exists()
     version = subprocess.run(
-        [sys.executable, "-m", "turnstone_tui.cli", "--version"], cwd=elsewhere,
-        env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"}, capture_output=True, text=True, timeout=60,
+        [sys.executable, "-m", "turnstone_tui.cli", "--version"],
+        cwd=elsewhere,
+        env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert version.stdout.startswith("turnstone-tui ")

@@ -151,9 +151,7 @@ async def test_skip_permissions_approves_everything(model_server, tmp_path) -> N
 async def test_at_most_four_tools_run_at_once(model_server, tmp_path) -> None:
     live = tmp_path / "live"
     live.mkdir()
-    cmd = (
-        f"touch {live}/$$; sleep 0.4; ls {live} | wc -l > {tmp_path}/count_$$; sleep 0.4; rm {live}/$$"
-    )
+    cmd = f"touch {live}/$$; sleep 0.4; ls {live} | wc -l > {tmp_path}/count_$$; sleep 0.4; rm {live}/$$"
     model_server.script([Reply.tools([("bash", {"command": cmd})] * 6), Reply.text("ok")])
     ui = RecordingUI()
     session = await new_session(make_config(model_server, tmp_path), ui, tmp_path, skip_permissions=True)
@@ -163,15 +161,22 @@ async def test_at_most_four_tools_run_at_once(model_server, tmp_path) -> None:
     assert max(counts) == 4  # four ran together, never five or six
 
 
-async def test_cancel_kills_running_tools_and_keeps_the_conversation_consistent(model_server, tmp_path) -> None:
+async def test_cancel_kills_running_tools_and_keeps_the_conversation_consistent(
+    model_server, tmp_path
+) -> None:
     pid_file = tmp_path / "pid"
     model_server.script(
-        [Reply.tools([("bash", {"command": f"echo $$ > {pid_file}; sleep 30"}), ("bash", {"command": "sleep 30"})])]
+        [
+            Reply.tools(
+                [("bash", {"command": f"echo $$ > {pid_file}; sleep 30"}), ("bash", {"command": "sleep 30"})]
+            )
+        ]
     )
     ui = RecordingUI()
     storage = await Storage.open(tmp_path / "t.db")
-    session = await new_session(make_config(model_server, tmp_path), ui, tmp_path, storage=storage,
-                                skip_permissions=True)
+    session = await new_session(
+        make_config(model_server, tmp_path), ui, tmp_path, storage=storage, skip_permissions=True
+    )
     turn = asyncio.create_task(session.send("x"))
     for _ in range(200):
         if pid_file.exists() and pid_file.read_text().strip():

@@ -448,8 +448,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         limit = reply.cut_at if reply.kind == "cut" and reply.cut_at is not None else len(events)
         try:
+            started = time.monotonic()
             for i, event in enumerate(events[:limit]):
-                if i and reply.delay and stop.wait(reply.delay):
+                # Paced on an absolute schedule (event i at i * delay), so the rate is 1/delay
+                # events a second however long each write takes.
+                if i and reply.delay and stop.wait(max(0.0, started + i * reply.delay - time.monotonic())):
                     break
                 self._write_chunk(event.encode())
             if reply.kind == "cut" and not reply.clean_cut:

@@ -35,9 +35,9 @@ from ..widgets.chat_view import ChatView
 from ..widgets.pane_grid import ParallelPanes
 from ..widgets.prompt_input import PromptArea, PromptInput
 from ..widgets.status_bar import StatusBar
-from ..widgets.tool_card import ToolCard
 from . import messages as m
 from .commands import SLASH_COMMANDS, SlashCommandProvider, parse_slash
+from .gc_pacing import GcPacer
 from .replay import replay_messages
 from .ui_bridge import TextualSessionUI
 
@@ -133,6 +133,7 @@ class TurnstoneApp(App[None]):
         """How many turns this app ran to their end (tests and benchmarks wait on it)."""
         self._remove_mcp_listener: Callable[[], None] | None = None
         self._session_ready = asyncio.Event()
+        self._gc = GcPacer()
         config = runtime.config if runtime else None
         self._max_chat_widgets = config.ui.max_chat_widgets if config else 400
         self._max_pane_lines = config.ui.max_pane_lines if config else 5000
@@ -231,6 +232,9 @@ class TurnstoneApp(App[None]):
                     self.prompt.add_history(message["content"])
         self._refresh_status()
         self.ready = True
+        if not self._session_ready.is_set():
+            self._gc.freeze_startup()
+            self.set_interval(5, self._gc.tick)
         self._session_ready.set()
         self.refresh_bindings()
 
@@ -294,6 +298,7 @@ class TurnstoneApp(App[None]):
 
     async def on_unmount(self) -> None:
         await self._shutdown_engine()
+        self._gc.restore()
 
     # --- sending ----------------------------------------------------------------------------
 
@@ -564,7 +569,7 @@ class TurnstoneApp(App[None]):
             if card is not None and card.status in ("pending", "awaiting", "running"):
                 card.set_result(_cancelled_result(), lines)
         # Cards that never ran (the turn was cancelled before their approval / start) say so.
-        for card in self.chat.query(ToolCard):
+        for card in self.chat.tool_cards():
             if card.status in ("pending", "awaiting", "running"):
                 card.mark_cancelled()
 
@@ -577,8 +582,22 @@ class TurnstoneApp(App[None]):
             return self._has_mcp()
         return True
 
-    def watch_busy(self) -> None:
+    def watch_busy(self, busy: bool) -> None:
         self.refresh_bindings()
+        if busy:
+            self._gc.turn_started()
+        else:
+            # After the last frame of the turn is drawn, and only if no new turn started.
+            self.set_timer(0.2, self._collect_after_turn)
+
+    def _collect_after_turn(self) -> None:
+        if self.busy:
+            return
+        answer = self.chat.last_answer
+        if self._stream_backlog or (answer is not None and not answer.settled):
+            self.set_timer(0.2, self._collect_after_turn)  # the screen is still catching up
+            return
+        self._gc.turn_ended()
 
     def watch_ready(self) -> None:
         self.refresh_bindings()

@@ -83,7 +83,9 @@ class ToolPipeline:
         assert args is not None
         schema = self.schema_for(name)
         if schema is None:
-            return error_item(call.id, name, args, f"unknown tool {name!r}: it is not available in this session")
+            return error_item(
+                call.id, name, args, f"unknown tool {name!r}: it is not available in this session"
+            )
         args, error = validate_arguments(args, schema.get("function", schema).get("parameters", {}))
         if error is not None:
             return error_item(call.id, name, args, f"{name}: {error}")
@@ -123,8 +125,12 @@ class ToolPipeline:
                     self._deliver(item, ToolResult(item.error, is_error=True), results)
                 elif item.execute is None:
                     self._deliver(item, ToolResult(f"{item.func_name}: nothing to execute", True), results)
-                elif decision is not None and item.needs_approval and not decision.is_approved(item.call_id) \
-                        and not self.policy.allows(item):
+                elif (
+                    decision is not None
+                    and item.needs_approval
+                    and not decision.is_approved(item.call_id)
+                    and not self.policy.allows(item)
+                ):
                     self._deliver(item, _denial(item, decision), results)
                 else:
                     runnable.append(item)

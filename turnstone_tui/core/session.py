@@ -177,7 +177,9 @@ class ChatSession:
             await asyncio.gather(self._turn_task, return_exceptions=True)
 
     def _rebuild_system_prompt(self) -> None:
-        catalog = self.mcp.system_catalog() if self.mcp is not None and hasattr(self.mcp, "system_catalog") else ""
+        catalog = (
+            self.mcp.system_catalog() if self.mcp is not None and hasattr(self.mcp, "system_catalog") else ""
+        )
         self.system_prompt = build_system_prompt(
             cwd=self.cwd,
             model=self.provider.model,
@@ -413,7 +415,10 @@ class ChatSession:
         for outcome in outcomes:
             if outcome.item.func_name != "plan_agent" or outcome.result.is_error:
                 continue
-            if outcome.result.structured and outcome.result.structured.get("status") in ("denied", "cancelled"):
+            if outcome.result.structured and outcome.result.structured.get("status") in (
+                "denied",
+                "cancelled",
+            ):
                 continue
             from ..executors.agents import plan_path
 
@@ -435,9 +440,7 @@ class ChatSession:
                 if refined.is_error:
                     note = f"Refining the plan failed: {refined.text}"
                     break
-            await self._append(
-                {"role": "user", "content": f"[plan review] {note}\n\nPlan file: {path}"}
-            )
+            await self._append({"role": "user", "content": f"[plan review] {note}\n\nPlan file: {path}"})
 
     async def _refine_plan(self, goal: str, annotation: str) -> ToolResult:
         from ..core.types import ExecContext
@@ -590,8 +593,13 @@ def repair_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
             if call["id"] not in answered:
                 name = call.get("function", {}).get("name", "")
                 repaired.append(
-                    {"role": "tool", "tool_call_id": call["id"], "name": name, "content": INTERRUPTED_TEXT,
-                     "is_error": True}
+                    {
+                        "role": "tool",
+                        "tool_call_id": call["id"],
+                        "name": name,
+                        "content": INTERRUPTED_TEXT,
+                        "is_error": True,
+                    }
                 )
     return repaired
 

@@ -65,7 +65,6 @@ class HeadTailBuffer:
             dropped_chars += extra
             tail = tail[extra:]
         notice = (
-            f"\n\n[... truncated: {dropped_chars:,} characters "
-            f"({dropped_lines:,} lines) omitted ...]\n\n"
+            f"\n\n[... truncated: {dropped_chars:,} characters ({dropped_lines:,} lines) omitted ...]\n\n"
         )
         return head + notice + tail

@@ -120,7 +120,9 @@ class ToolContext:
 
 # --- helpers every family uses -----------------------------------------------------------
 
-_SECRET_NAME = re.compile(r"(_KEY|_SECRET|_TOKEN|_PASSWORD|_PASSWD|_CREDENTIALS?)$|^(API_KEY|TOKEN|SECRET|PASSWORD)$", re.I)
+_SECRET_NAME = re.compile(
+    r"(_KEY|_SECRET|_TOKEN|_PASSWORD|_PASSWD|_CREDENTIALS?)$|^(API_KEY|TOKEN|SECRET|PASSWORD)$", re.I
+)
 _PROVIDER_KEYS = frozenset(
     {
         "OPENAI_API_KEY",

@@ -277,7 +277,11 @@ class Storage:
         return dict(row) if row else None
 
     async def list_memories(
-        self, *, visible_to: str = "", type: str | None = None, limit: int = 1000  # noqa: A002
+        self,
+        *,
+        visible_to: str = "",
+        type: str | None = None,
+        limit: int = 1000,  # noqa: A002
     ) -> list[dict[str, Any]]:
         """Global and user memories plus the workstream memories of session ``visible_to``."""
         sql = "SELECT * FROM memories WHERE (scope != 'workstream' OR scope_id = ?)"

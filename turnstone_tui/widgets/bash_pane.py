@@ -404,4 +404,3 @@ class BashPane(Vertical):
         label.remove_class("-ok", "-warning", "-error")
         label.add_class(f"-{self.outcome.kind}")
         label.update(f"{icon} {self.outcome.label} · {elapsed}")
-

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from textual.app import ComposeResult
 from textual.content import Content
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Collapsible, Markdown, Static
-from textual.widgets.markdown import MarkdownStream
+from textual.widgets import Collapsible, Static
+
+from .markdown_chunks import (
+    BLOCKS_PER_CHUNK,
+    MarkdownChunk,
+    block_start_lines,
+    split_for_new_chunk,
+    split_markdown,
+)
 
 # Reasoning can be very long; the dimmed block shows at most this many trailing characters.
 MAX_REASONING_CHARS = 20_000
@@ -46,38 +55,74 @@ FLUSH_INTERVAL = 0.04  # seconds between Markdown updates while an answer stream
 
 
 class AssistantMessage(Widget):
-    """The assistant's answer, streamed into a Markdown widget through ``Markdown.get_stream()``.
+    """The assistant's answer, streamed as Markdown through ``Markdown.get_stream()``.
 
-    The raw source is kept so ``/raw`` can show it as plain text (class ``-raw`` on the chat view).
+    The answer is a column of :class:`MarkdownChunk` widgets: only the last one streams, and once it
+    holds ``BLOCKS_PER_CHUNK`` blocks the finished ones are frozen into it and a new chunk takes the
+    block still being written, so each update re-lays out a few dozen widgets however long the
+    answer is. The raw source is kept so ``/raw`` can show it as plain text (class ``-raw`` on the
+    chat view).
     """
+
+    blocks_per_chunk = BLOCKS_PER_CHUNK
 
     def __init__(self, source: str = "", *, finished: bool = False, classes: str | None = None) -> None:
         super().__init__(classes=classes)
         self._initial = source
         self._parts: list[str] = [source] if source else []
-        self._stream: MarkdownStream | None = None
         self._unflushed: list[str] = []
         self._flush_timer: Timer | None = None
+        self._flush_lock = asyncio.Lock()
         self.finished = finished
 
     @property
     def source(self) -> str:
         return "".join(self._parts)
 
+    @property
+    def chunks(self) -> list[MarkdownChunk]:
+        return list(self.query_children(MarkdownChunk))
+
+    @property
+    def rendered_source(self) -> str:
+        """What the Markdown widgets have been handed (trails ``source`` while text is buffered)."""
+        return "".join(chunk.rendered_source for chunk in self.chunks)
+
+    @property
+    def settled(self) -> bool:
+        """Everything appended so far is on screen: nothing buffered, no blocks still mounting."""
+        return (
+            not self._unflushed
+            and not self._flush_lock.locked()
+            and not any(chunk.busy for chunk in self.chunks)
+        )
+
     def compose(self) -> ComposeResult:
-        yield Markdown(self._initial)
+        pieces = split_markdown(self._initial, self.blocks_per_chunk) if self.finished else [self._initial]
+        for index, piece in enumerate(pieces):
+            yield MarkdownChunk(piece, first=index == 0)
         yield Static(Content(self._initial), classes="raw", markup=False)
 
+    def on_mount(self) -> None:
+        if self.finished:
+            self._trim_leading_heading()
+            for chunk in self.chunks:
+                chunk.freeze()
+
+    def _trim_leading_heading(self) -> None:
+        self.chunks[0].trim_leading_heading()
+
     async def append(self, text: str) -> None:
-        """Append a fragment of the answer (rendering is coalesced by the stream)."""
+        """Append a fragment of the answer."""
         if not text:
             return
         self._parts.append(text)
         if self.finished:
-            await self.query_one(Markdown).append(text)
+            await self.chunks[-1].markdown.append(text)  # rare: a note added to a finished answer
+            self.chunks[-1]._parts.append(text)
         else:
             # Hand text to the Markdown stream at most every FLUSH_INTERVAL: each append re-lays out
-            # the document, so per-token appends cap the rate the screen can keep up with.
+            # the streaming chunk, so per-token appends would cap the rate the screen keeps up with.
             self._unflushed.append(text)
             if self._flush_timer is None:
                 self._flush_timer = self.set_timer(FLUSH_INTERVAL, self._flush)
@@ -86,28 +131,42 @@ class AssistantMessage(Widget):
 
     async def _flush(self) -> None:
         self._flush_timer = None
-        if not self._unflushed:
-            return
-        text = "".join(self._unflushed)
-        self._unflushed.clear()
-        if self._stream is None:
-            self._stream = Markdown.get_stream(self.query_one(Markdown))
-        await self._stream.write(text)
+        async with self._flush_lock:
+            if not self._unflushed:
+                return
+            text = "".join(self._unflushed)
+            self._unflushed.clear()
+            live = self.chunks[-1]
+            split = None
+            if len(block_start_lines(live.source + text)) > self.blocks_per_chunk:
+                split = split_for_new_chunk(live.source, text)
+            if split is None:
+                await live.write(text)
+                self._trim_leading_heading()
+                return
+            # The live chunk is full and a new block starts in ``text``: complete the chunk with
+            # the text before that block, and start the next chunk with the rest.
+            head, tail = split
+            await live.write(head)
+            self._trim_leading_heading()
+            self.run_worker(live.retire(), group="markdown-chunks")
+            await self.mount(MarkdownChunk(tail, first=False), before=self.query_one(".raw"))
 
     def sync_raw(self) -> None:
         self.query_one(".raw", Static).update(Content(self.source))
 
     async def finish(self) -> None:
-        """The message is complete: flush whatever the stream still holds."""
+        """The message is complete: flush whatever is buffered and freeze the last chunk."""
         if self.finished:
             return
         if self._flush_timer is not None:
             self._flush_timer.stop()
+            self._flush_timer = None
         await self._flush()
         self.finished = True
-        if self._stream is not None:
-            stream, self._stream = self._stream, None
-            await stream.stop()
+        async with self._flush_lock:
+            await self.chunks[-1].retire()
+            self._trim_leading_heading()
 
 
 class ReasoningBlock(Collapsible):

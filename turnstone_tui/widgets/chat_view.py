@@ -1,13 +1,16 @@
 """The scrolling conversation: messages, streamed answers, reasoning and tool cards, in order.
 
 Bounded: once more than ``max_widgets`` children are mounted, the oldest are removed (in chunks,
-so pruning is rare), which keeps layout and memory flat in sessions that run all day.
+so pruning is rare), which keeps layout and memory flat in sessions that run all day. Long answers
+are columns of Markdown chunks; frozen chunks more than a screen away from the viewport are
+virtualised (kept as empty space of the same height), so a reflow touches only what is near.
 """
 
 from __future__ import annotations
 
 from textual import events
 from textual.containers import VerticalScroll
+from textual.geometry import Region, Size
 from textual.widget import Widget
 
 from ..core.types import PreparedItem
@@ -19,6 +22,7 @@ from .chat_messages import (
     UserMessage,
     WelcomeMessage,
 )
+from .markdown_chunks import MarkdownChunk
 from .tool_card import ToolCard
 
 
@@ -31,16 +35,88 @@ class ChatView(VerticalScroll, can_focus=True):
         self._assistant: AssistantMessage | None = None
         self._reasoning: ReasoningBlock | None = None
         self._cards: dict[str, ToolCard] = {}
+        self._frozen_chunks: list[MarkdownChunk] = []
+        self._virtualise_pending = False
+        self._laid_out_width = 0
+        self._follow_pending = False
+
+    def watch_virtual_size(self, virtual_size: Size) -> None:
+        """The content grew (a message mounted, an answer streamed): follow it once it overflows.
+        (A Resize event is not sent when only the virtual size changes.)"""
+        self._follow()
+        self._schedule_virtualise()
 
     def on_resize(self, event: events.Resize) -> None:
-        """The content grew (a message mounted, an answer streamed): follow it once it overflows."""
         self._follow()
+        if event.size.width != self._laid_out_width:
+            self._laid_out_width = event.size.width
+            for chunk in self._frozen_chunks:
+                chunk.unpin()
+        self._schedule_virtualise()
+
+    # --- virtualising long answers ------------------------------------------------------------
+
+    def on_markdown_chunk_frozen(self, message: MarkdownChunk.Frozen) -> None:
+        message.stop()
+        self._frozen_chunks.append(message.chunk)
+        self._schedule_virtualise()
+
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
+        self._schedule_virtualise()
+
+    def _schedule_virtualise(self) -> None:
+        if not self._virtualise_pending and self._frozen_chunks:
+            self._virtualise_pending = True
+            self.call_after_refresh(self._virtualise)
+
+    def _virtualise(self) -> None:
+        """Show the frozen chunks within a screen of the viewport, hide the others."""
+        self._virtualise_pending = False
+        viewport = self.region
+        if not viewport:
+            return
+        reach = viewport.height // 2
+        window = Region(viewport.x, viewport.y - reach, viewport.width, viewport.height + 2 * reach)
+        attached: list[MarkdownChunk] = []
+        realised = False
+        for chunk in self._frozen_chunks:
+            if not chunk.is_attached:
+                continue
+            attached.append(chunk)
+            region = chunk.region
+            if not region:
+                continue  # not laid out (hidden by /raw, or not yet arranged)
+            if region.overlaps(window):
+                if chunk.realise():
+                    realised = True  # measured at the next layout; pinned on the next pass
+                else:
+                    chunk.pin()
+            else:
+                chunk.virtualise()
+        self._frozen_chunks = attached
+        if realised:
+            self._schedule_virtualise()
+
+    @property
+    def virtualised_chunks(self) -> int:
+        return sum(1 for chunk in self._frozen_chunks if chunk.virtualised)
 
     def _follow(self) -> None:
-        """Stick to the bottom once the conversation overflows (an anchored view that does not
-        overflow would sit at the bottom of the screen; a fresh chat reads from the top)."""
-        if self.max_scroll_y > 0 and not self.is_anchored:
-            self.anchor()
+        """Stick to the bottom once the conversation overflows. An anchored view that does not
+        overflow sits at the bottom of the screen, and a fresh chat should read from the top, so
+        the anchor is dropped again while everything fits (checked after the layout settles)."""
+        if not self._follow_pending:
+            self._follow_pending = True
+            self.call_after_refresh(self._apply_follow)
+
+    def _apply_follow(self) -> None:
+        self._follow_pending = False
+        if self.max_scroll_y > 0:
+            if not self.is_anchored:
+                self.anchor()
+        elif self.is_anchored:
+            self.anchor(False)
 
     # --- adding widgets ---------------------------------------------------------------------
 
@@ -112,6 +188,14 @@ class ChatView(VerticalScroll, can_focus=True):
     def streaming(self) -> AssistantMessage | None:
         return self._assistant
 
+    @property
+    def last_answer(self) -> AssistantMessage | None:
+        """The most recent answer still on screen (streaming or finished)."""
+        for child in reversed(self.children):
+            if isinstance(child, AssistantMessage) and not child.has_class("-info"):
+                return child
+        return None
+
     # --- tools ------------------------------------------------------------------------------
 
     async def add_tool_cards(self, items: list[PreparedItem]) -> list[ToolCard]:
@@ -125,11 +209,17 @@ class ChatView(VerticalScroll, can_focus=True):
     def tool_card(self, call_id: str) -> ToolCard | None:
         return self._cards.get(call_id)
 
+    def tool_cards(self) -> list[ToolCard]:
+        """The cards on screen, oldest first (without walking the DOM: answers hold thousands of
+        Markdown widgets)."""
+        return [card for card in self._cards.values() if card.is_attached]
+
     # --- whole view -------------------------------------------------------------------------
 
     async def clear_chat(self) -> None:
         await self.end_message()
         self._cards.clear()
+        self._frozen_chunks.clear()
         await self.remove_children()
 
     def set_raw(self, raw: bool) -> None:

@@ -53,7 +53,9 @@ def render_diff(diff: str, path: str | None = None, max_lines: int = 400) -> Con
     hidden = max(0, len(raw_lines) - max_lines)
     raw_lines = raw_lines[:max_lines]
     path = path or diff_path(diff)
-    body_code = "\n".join(line[1:] for line in raw_lines if line[:1] in " +-" and not line.startswith(("+++", "---")))
+    body_code = "\n".join(
+        line[1:] for line in raw_lines if line[:1] in " +-" and not line.startswith(("+++", "---"))
+    )
     language = guess_language(body_code, path) if path else "text"
 
     rendered: list[tuple[str, Content, str]] = []  # (gutter, content, background style)

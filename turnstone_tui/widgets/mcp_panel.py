@@ -65,7 +65,9 @@ def short_target(target: str) -> str:
         parts = shlex.split(target)
     except ValueError:
         return target
-    return " ".join(PurePath(part).name if "/" in part and not part.startswith("-") else part for part in parts)
+    return " ".join(
+        PurePath(part).name if "/" in part and not part.startswith("-") else part for part in parts
+    )
 
 
 def _plural(count: int, word: str) -> str:

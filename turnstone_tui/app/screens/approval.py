@@ -45,8 +45,12 @@ def preview_widget(item: PreparedItem) -> Widget:
         return Static(highlight(command, language="bash"), classes="approval-preview -bash", markup=False)
     if kind == "diff":
         if preview.strip():
-            return DiffView(preview, item.args.get("path") if isinstance(item.args.get("path"), str) else None,
-                            max_lines=300, classes="approval-preview -diff")
+            return DiffView(
+                preview,
+                item.args.get("path") if isinstance(item.args.get("path"), str) else None,
+                max_lines=300,
+                classes="approval-preview -diff",
+            )
         return Static(Content.styled("(no changes)", "dim italic"), classes="approval-preview")
     if kind == "json":
         text = preview
@@ -91,7 +95,9 @@ class ApprovalRow(Vertical, can_focus=True):
     def compose(self) -> ComposeResult:
         with Horizontal(classes="approval-row--head"):
             yield Static(
-                Content.assemble((f"{self.index + 1}. ", "$text-muted"), (self.item.header or self.item.func_name, "bold")),
+                Content.assemble(
+                    (f"{self.index + 1}. ", "$text-muted"), (self.item.header or self.item.func_name, "bold")
+                ),
                 classes="approval-row--header",
                 markup=False,
             )
@@ -106,8 +112,11 @@ class ApprovalRow(Vertical, can_focus=True):
         self._always = value
         self.set_class(value, "-always")
         box = "[x]" if value else "[ ]"
-        self._toggle.update(Content.assemble((box, "bold $text-success" if value else "$text-muted"),
-                                             f" always allow {self.label}"))
+        self._toggle.update(
+            Content.assemble(
+                (box, "bold $text-success" if value else "$text-muted"), f" always allow {self.label}"
+            )
+        )
 
     def action_toggle_always(self) -> None:
         self.post_message(self.ToggleAlways(self.label))
@@ -156,8 +165,10 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
                     yield ApprovalRow(item, index)
             with Horizontal(id="approval-feedback-row"):
                 yield Static("feedback", id="approval-feedback-label")
-                yield Input(placeholder="optional note for the model (tab to edit, enter when done)",
-                            id="approval-feedback")
+                yield Input(
+                    placeholder="optional note for the model (tab to edit, enter when done)",
+                    id="approval-feedback",
+                )
         yield Footer()
 
     # --- values -------------------------------------------------------------------------

@@ -55,7 +55,9 @@ class PlanReviewScreen(Screen[PlanReview]):
                 ),
                 id="plan-editor-title",
             )
-            yield TextArea(id="plan-annotation", soft_wrap=True, show_line_numbers=False, tab_behavior="indent")
+            yield TextArea(
+                id="plan-annotation", soft_wrap=True, show_line_numbers=False, tab_behavior="indent"
+            )
         yield Footer()
 
     @property

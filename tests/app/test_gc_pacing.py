@@ -1,0 +1,78 @@
+"""Full garbage collections are put off while a turn streams and run when it ends."""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+
+import pytest
+
+from tests.app.helpers import send, start
+from tests.helpers.model_server import Reply, ScriptedModelServer
+from turnstone_tui.app.app import TurnstoneApp
+from turnstone_tui.app.gc_pacing import GcPacer
+
+
+@pytest.fixture
+def restore_gc() -> Iterator[None]:
+    threshold = gc.get_threshold()
+    yield
+    gc.set_threshold(*threshold)
+    gc.unfreeze()
+
+
+def test_a_turn_defers_full_collections_and_its_end_runs_one(restore_gc: None) -> None:
+    normal = gc.get_threshold()
+    pacer = GcPacer(max_deferral=60)
+    pacer.turn_started()
+    assert pacer.deferring
+    assert gc.get_threshold()[:2] == normal[:2] and gc.get_threshold()[2] > 10_000
+    pacer.turn_ended()
+    assert not pacer.deferring
+    assert gc.get_threshold() == normal
+    assert pacer.full_collections == 1
+
+
+def test_a_long_turn_still_collects(restore_gc: None) -> None:
+    pacer = GcPacer(max_deferral=0.0)
+    pacer.tick()
+    assert pacer.full_collections == 0  # not in a turn: the interpreter's own schedule applies
+    pacer.turn_started()
+    pacer.tick()
+    assert pacer.full_collections == 1
+    assert pacer.deferring
+
+
+def test_freezing_moves_startup_objects_out_of_collections(restore_gc: None) -> None:
+    pacer = GcPacer()
+    pacer.freeze_startup()
+    assert gc.get_freeze_count() > 1000
+    pacer.restore()
+    assert gc.get_freeze_count() == 0
+
+
+async def test_the_app_defers_during_a_turn_and_restores_after(
+    app: TurnstoneApp, model_server: ScriptedModelServer, restore_gc: None
+) -> None:
+    normal = gc.get_threshold()
+    seen: list[tuple[int, int, int]] = []
+    model_server.script([Reply.text("one two three four five six", chunk_size=3, delay=0.05)])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await start(pilot)
+        assert gc.get_freeze_count() > 1000  # start-up objects frozen once the session is ready
+        original = app.bridge.on_content_token
+
+        def spy(text: str) -> None:
+            seen.append(gc.get_threshold())
+            original(text)
+
+        app.bridge.on_content_token = spy  # type: ignore[method-assign]
+        await send(pilot, "hi")
+        assert seen and all(threshold[2] > 10_000 for threshold in seen)
+        for _ in range(100):
+            if not app._gc.deferring:
+                break
+            await pilot.pause(0.05)
+        assert gc.get_threshold() == normal
+        assert app._gc.full_collections >= 1
+    assert gc.get_freeze_count() == 0

@@ -1,0 +1,253 @@
+"""Long answers as Markdown chunks: cutting, streaming, virtualising, following the stream."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from textual.app import App, ComposeResult
+
+from turnstone_tui.core.resources import styles_dir
+from turnstone_tui.widgets.chat_messages import AssistantMessage
+from turnstone_tui.widgets.chat_view import ChatView
+from turnstone_tui.widgets.markdown_chunks import (
+    MarkdownChunk,
+    block_start_lines,
+    split_for_new_chunk,
+    split_markdown,
+)
+
+MIXED = """# Title
+
+Intro paragraph with **bold** and `code`.
+
+### Small heading
+text right under it
+- a
+- b
+
+1. one
+2. two
+```python
+def f(x):
+    return x
+```
+> a quote
+lazy continuation
+
+| a | b |
+|---|---|
+| 1 | 2 |
+
+---
+
+## Second section
+
+    indented code
+
+Closing paragraph.
+"""
+
+
+def long_answer(sections: int) -> str:
+    parts = [MIXED]
+    for n in range(sections):
+        parts.append(
+            f"## Part {n}\n\nParagraph {n} explains the step in a sentence that is long enough to wrap "
+            "on a narrow terminal, so heights are not all one line.\n\n"
+            f"- point {n}.1\n- point {n}.2\n  - nested\n\n"
+            f"```\ncode {n}\n```\n\n> note {n}\n\n"
+        )
+    return "".join(parts) + "The end.\n"
+
+
+class ChatApp(App[None]):
+    CSS_PATH = [styles_dir() / "app.tcss", styles_dir() / "chat.tcss"]
+
+    def compose(self) -> ComposeResult:
+        yield ChatView(id="chat")
+
+
+def screen_lines(app: App[None]) -> list[str]:
+    return [strip.text.rstrip() for strip in app.screen._compositor.render_strips()]
+
+
+# --- cutting ------------------------------------------------------------------------------------
+
+
+def test_split_markdown_joins_back_and_cuts_only_before_blocks_without_top_margin() -> None:
+    source = long_answer(12)
+    pieces = split_markdown(source, 5)
+    assert len(pieces) > 3
+    assert "".join(pieces) == source
+    for piece in pieces[1:]:
+        first = piece.lstrip("\n").splitlines()[0]
+        # paragraphs and lists start chunks; headings, fences and quotes (top margins) never do
+        assert not first.startswith(("#", "```", ">", "    ")), first
+
+
+def test_split_markdown_keeps_a_short_document_whole() -> None:
+    assert split_markdown(MIXED, 100) == [MIXED]
+
+
+def test_split_for_new_chunk_starts_the_next_chunk_at_the_last_new_block() -> None:
+    source = "First paragraph.\n\nSecond paragraph, still being"
+    text = " written.\n\nThird paragraph.\n\n- a list\n"
+    head, tail = split_for_new_chunk(source, text)  # type: ignore[misc]
+    assert source + head + tail == source + text
+    assert tail == "- a list\n"
+    assert head == " written.\n\nThird paragraph.\n\n"
+
+
+def test_split_for_new_chunk_declines_when_no_block_starts_in_the_new_text() -> None:
+    assert split_for_new_chunk("A paragraph that", " goes on and on") is None
+    # "`" began the line in the chunk (part of the paragraph there); "``" makes it a fence start:
+    # the chunk already shows that line, so it cannot be moved to a new chunk.
+    assert split_for_new_chunk("para\n`", "``\ncode\n") is None
+
+
+def test_block_start_lines() -> None:
+    assert block_start_lines("# h\n\npara\n\n- a\n- b\n") == [0, 2, 4]
+
+
+# --- streaming and rendering --------------------------------------------------------------------
+
+
+async def stream_into(chat: ChatView, source: str, piece: int = 37) -> AssistantMessage:
+    for start in range(0, len(source), piece):
+        await chat.append_content(source[start : start + piece])
+        await asyncio.sleep(0.002)
+    message = chat.streaming
+    assert message is not None
+    await chat.end_message()
+    return message
+
+
+async def settle(pilot, message: AssistantMessage) -> None:  # type: ignore[no-untyped-def]
+    for _ in range(400):
+        if message.settled and all(chunk.frozen for chunk in message.chunks):
+            break
+        await pilot.pause(0.01)
+    await pilot.pause()
+    await pilot.pause()
+
+
+@pytest.fixture
+def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(AssistantMessage, "blocks_per_chunk", 3)
+
+
+async def test_a_streamed_answer_in_chunks_looks_the_same_as_one_document(small_chunks: None) -> None:
+    source = long_answer(4)
+    whole_app, chunked_app = ChatApp(), ChatApp()
+    async with whole_app.run_test(size=(90, 400)) as pilot:
+        chat = whole_app.query_one(ChatView)
+        await chat.add(AssistantMessage(source, finished=True, classes="whole"))
+        whole = chat.query_one(AssistantMessage)
+        whole.blocks_per_chunk = 10_000  # (instance attribute: one chunk, as one document)
+        await settle(pilot, whole)
+        expected = screen_lines(whole_app)
+    async with chunked_app.run_test(size=(90, 400)) as pilot:
+        chat = chunked_app.query_one(ChatView)
+        message = await stream_into(chat, source)
+        await settle(pilot, message)
+        assert len(message.chunks) > 3
+        assert message.rendered_source == source
+        assert screen_lines(chunked_app) == expected
+
+
+async def test_a_finished_answer_is_split_into_chunks_that_render_the_same(small_chunks: None) -> None:
+    source = long_answer(4)
+    app = ChatApp()
+    async with app.run_test(size=(90, 400)) as pilot:
+        chat = app.query_one(ChatView)
+        message = AssistantMessage(source, finished=True)
+        await chat.add(message)
+        await settle(pilot, message)
+        assert len(message.chunks) > 3
+        assert "".join(chunk.source for chunk in message.chunks) == source
+        chunked = screen_lines(app)
+        await chat.clear_chat()
+        monolith = AssistantMessage(source, finished=True)
+        monolith.blocks_per_chunk = 10_000
+        await chat.add(monolith)
+        await settle(pilot, monolith)
+        assert len(monolith.chunks) == 1
+        assert screen_lines(app) == chunked
+
+
+# --- virtualising and following ----------------------------------------------------------------
+
+
+async def test_a_long_answer_keeps_only_what_is_near_the_viewport_laid_out(small_chunks: None) -> None:
+    source = long_answer(60)
+    app = ChatApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        chat = app.query_one(ChatView)
+        message = await stream_into(chat, source, piece=200)
+        await settle(pilot, message)
+        # The view followed the answer to its end.
+        assert chat.is_anchored and chat.scroll_y == chat.max_scroll_y > 100
+        assert any("The end." in line for line in screen_lines(app))
+        # Far chunks are virtualised: the layout holds a few hundred widgets, not thousands.
+        assert chat.virtualised_chunks > len(message.chunks) // 2
+        laid_out = len(app.screen._compositor.full_map)
+        in_dom = sum(1 for _ in message.walk_children())
+        assert in_dom > 1000 and laid_out < 400, (in_dom, laid_out)
+        height = chat.virtual_size.height
+
+        # Going to the top shows the beginning again, at the same place.
+        chat.scroll_home(animate=False, immediate=True)
+        for _ in range(50):
+            await pilot.pause(0.02)
+            if not message.chunks[0].virtualised and any("Title" in line for line in screen_lines(app)):
+                break
+        assert not message.chunks[0].virtualised
+        assert any("Title" in line for line in screen_lines(app))
+        assert any("Intro paragraph with bold and code." in line for line in screen_lines(app))
+        assert message.chunks[-1].virtualised
+        assert chat.virtual_size.height == height
+
+
+async def test_resizing_measures_chunks_again(small_chunks: None) -> None:
+    source = long_answer(30)
+    app = ChatApp()
+    async with app.run_test(size=(100, 24)) as pilot:
+        chat = app.query_one(ChatView)
+        message = await stream_into(chat, source, piece=300)
+        await settle(pilot, message)
+        await pilot.resize_terminal(50, 24)
+        for _ in range(60):
+            await pilot.pause(0.02)
+        chat.scroll_end(animate=False, immediate=True)
+        await pilot.pause(0.1)
+        # Narrower means taller, and the end is still reachable and shown.
+        assert any("The end." in line for line in screen_lines(app))
+        chat.scroll_home(animate=False, immediate=True)
+        for _ in range(50):
+            await pilot.pause(0.02)
+        lines = screen_lines(app)
+        assert any("Title" in line for line in lines)
+        # Text wraps at the new width: no line is wider than the terminal.
+        assert all(len(line) <= 50 for line in lines)
+
+
+async def test_a_short_chat_reads_from_the_top() -> None:
+    app = ChatApp()
+    async with app.run_test(size=(60, 20)) as pilot:
+        chat = app.query_one(ChatView)
+        await chat.add_info("first line")
+        await pilot.pause(0.05)
+        assert "first line" in screen_lines(app)[1]
+        assert not chat.is_anchored
+
+
+async def test_frozen_chunks_report_to_the_chat(small_chunks: None) -> None:
+    app = ChatApp()
+    async with app.run_test(size=(60, 20)) as pilot:
+        chat = app.query_one(ChatView)
+        message = await stream_into(chat, long_answer(5))
+        await settle(pilot, message)
+        chunks = message.chunks
+        assert all(isinstance(chunk, MarkdownChunk) and chunk.frozen for chunk in chunks)
+        assert set(chat._frozen_chunks) == set(chunks)

@@ -1,0 +1,222 @@
+"""A long answer as a column of Markdown chunks, so that its cost stays flat however long it grows.
+
+Textual lays out every mounted widget on each reflow, and a Markdown document is a few widgets per
+block: a 20k-token answer is ~4,000 widgets and ~80 ms per reflow. So an answer is cut into chunks
+of about ``BLOCKS_PER_CHUNK`` top-level blocks. Only the last chunk streams; the others are frozen,
+and a frozen chunk far from the viewport is *virtualised*: it keeps its height but its Markdown is
+hidden (``display: none`` takes its subtree out of layout), and it is shown again before it scrolls
+into view.
+
+Cuts are made only where a top-level block starts, at a line boundary, which is where Textual's own
+``Markdown.append`` re-parses from: every block before the cut is complete, so rendering the two
+halves separately gives the same blocks. (A link whose reference definition sits in another chunk
+would not resolve; LLM answers practically never use reference definitions.)
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from markdown_it import MarkdownIt
+from textual.app import ComposeResult
+from textual.message import Message
+from textual.widget import Widget
+from textual.widgets import Markdown
+from textual.widgets.markdown import MarkdownStream
+
+_HEADING_BLOCKS = tuple(Markdown.BLOCKS[f"h{level}"] for level in range(1, 7))
+
+BLOCKS_PER_CHUNK = 4
+
+
+@lru_cache(maxsize=1)
+def _parser() -> MarkdownIt:
+    return MarkdownIt("gfm-like")  # the parser Textual's Markdown widget uses
+
+
+# Blocks that Textual's Markdown gives no top margin. A chunk starts only with one of these: the
+# previous chunk's last block keeps its bottom margin (1), which is then the whole gap, exactly as
+# in one document, where the gap is the larger of the two margins (with no CSS to adjust, which
+# would need order-dependent rules such as :first-child; see styles/chat.tcss).
+_CUTTABLE = frozenset({"paragraph_open", "bullet_list_open", "ordered_list_open", "table_open", "hr"})
+
+
+def _top_level_blocks(source: str) -> list[tuple[int, bool]]:
+    """``(start line, may start a chunk)`` for each top-level block of ``source``, in order."""
+    return [
+        (token.map[0], token.type in _CUTTABLE)
+        for token in _parser().parse(source)
+        if token.level == 0 and token.map is not None and token.nesting >= 0
+    ]
+
+
+def block_start_lines(source: str) -> list[int]:
+    """The line on which each top-level block of ``source`` starts, in order."""
+    return [line for line, _ in _top_level_blocks(source)]
+
+
+def split_markdown(source: str, blocks_per_chunk: int = BLOCKS_PER_CHUNK) -> list[str]:
+    """Cut ``source`` into pieces of at least ``blocks_per_chunk`` top-level blocks (each cut is
+    made before the next block that may start a chunk). Joined, the pieces are ``source``;
+    rendered one after another they look the same as ``source`` rendered whole."""
+    blocks = _top_level_blocks(source)
+    if len(blocks) <= blocks_per_chunk:
+        return [source]
+    lines = source.splitlines(keepends=True)
+    cuts: list[int] = []
+    in_chunk = 0
+    for index, (line, cuttable) in enumerate(blocks):
+        if in_chunk >= blocks_per_chunk and cuttable and len(blocks) - index >= blocks_per_chunk // 2:
+            cuts.append(line)  # (a short remainder stays in the chunk before it)
+            in_chunk = 0
+        in_chunk += 1
+    pieces: list[str] = []
+    previous = 0
+    for cut in cuts:
+        pieces.append("".join(lines[previous:cut]))
+        previous = cut
+    pieces.append("".join(lines[previous:]))
+    return [piece for piece in pieces if piece] or [source]
+
+
+def split_for_new_chunk(source: str, text: str) -> tuple[str, str] | None:
+    """Where to start a new chunk when ``text`` arrives for a chunk holding ``source``.
+
+    Returns ``(head, tail)`` with ``source + head + tail == source + text``: ``head`` completes the
+    chunk (it ends where the last block that may start a chunk begins) and ``tail`` starts the
+    next chunk. ``None`` when no block starts inside ``text`` (a block that began in ``source``
+    is still being written, or a line begun in ``source`` turned into a block start)."""
+    combined = source + text
+    first_new_line = source.count("\n") + (0 if not source or source.endswith("\n") else 1)
+    cuts = [line for line, cuttable in _top_level_blocks(combined) if cuttable and line > 0]
+    if not cuts or cuts[-1] < first_new_line:
+        return None
+    cut = cuts[-1]
+    lines = combined.splitlines(keepends=True)
+    head_end = sum(len(line) for line in lines[:cut])
+    return combined[len(source) : head_end], combined[head_end:]
+
+
+class MarkdownChunk(Widget):
+    """One piece of an answer: a Markdown widget, streamed into while it is the last piece."""
+
+    class Frozen(Message):
+        """A chunk stopped streaming; the chat view may now virtualise it."""
+
+        def __init__(self, chunk: MarkdownChunk) -> None:
+            super().__init__()
+            self.chunk = chunk
+
+    def __init__(self, source: str = "", *, first: bool = True) -> None:
+        super().__init__(classes="" if first else "-continued")
+        # The first chunk of an answer drops a leading heading's top margin; later ones never do.
+        self._leading_block_settled = not first
+        self._initial = source
+        self._parts: list[str] = [source] if source else []
+        self._stream: MarkdownStream | None = None
+        self.frozen = False
+        self.virtualised = False
+        self._pinned_width: int | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Markdown(self._initial)
+
+    @property
+    def markdown(self) -> Markdown:
+        return self.query_one(Markdown)
+
+    @property
+    def source(self) -> str:
+        """Everything written to this chunk (the screen may trail it while blocks mount)."""
+        if len(self._parts) > 1:
+            self._parts = ["".join(self._parts)]
+        return self._parts[0] if self._parts else ""
+
+    @property
+    def rendered_source(self) -> str:
+        """What the Markdown widget has been handed so far."""
+        return self.markdown.source
+
+    @property
+    def busy(self) -> bool:
+        """Text is waiting in the stream or blocks are still being mounted."""
+        return self.markdown.lock.is_locked or (self._stream is not None and bool(self._stream._pending))
+
+    async def write(self, text: str) -> None:
+        """Stream ``text`` onto the end of this chunk."""
+        if not text:
+            return
+        self._parts.append(text)
+        if self._stream is None:
+            self._stream = Markdown.get_stream(self.markdown)
+        await self._stream.write(text)
+
+    async def retire(self) -> None:
+        """No more text comes: let the stream hand over what it holds, then freeze."""
+        if self._stream is not None:
+            stream, self._stream = self._stream, None
+            await stream.stop()
+        self.freeze()
+
+    def freeze(self) -> None:
+        if not self.frozen:
+            self.frozen = True
+            # The sender must be the chunk: a message sent "by" its parent stops bubbling there.
+            self.post_message(self.Frozen(self).set_sender(self))
+
+    def trim_leading_heading(self) -> bool:
+        """An answer that opens with a heading: drop the heading's top margin (the chat already
+        spaces messages). Done here rather than with a ``:first-child`` rule: see chat.tcss.
+        True if the margin was changed now (the chunk's height changes with it)."""
+        if self._leading_block_settled:
+            return False
+        blocks = self.markdown.children
+        changed = False
+        if blocks and isinstance(blocks[0], _HEADING_BLOCKS) and blocks[0].styles.margin.top:
+            blocks[0].styles.margin = (0, 0, 1, 0)
+            changed = True
+        # While it is the only block it may still be rebuilt (it is the one streaming).
+        self._leading_block_settled = len(blocks) > 1 or (self.frozen and not self.busy)
+        return changed
+
+    def pin(self) -> None:
+        """Fix this frozen chunk's height at what it measures now, so that laying out the answer
+        around it never re-measures its blocks (until the width changes: see ``unpin``)."""
+        if not self.frozen or self.busy or self.virtualised or self._pinned_width == self.size.width:
+            return
+        if self.trim_leading_heading() or not self._leading_block_settled:
+            return  # its height is about to change
+        height = self.outer_size.height
+        if height > 0:
+            self.styles.height = height
+            self._pinned_width = self.size.width
+
+    def unpin(self) -> None:
+        """The width changed: measure again (a virtualised chunk does so when it is realised)."""
+        self._pinned_width = None
+        if not self.virtualised:
+            self.styles.clear_rule("height")
+
+    def virtualise(self) -> None:
+        """Keep the space, drop the widgets from layout (the chunk is far from the viewport)."""
+        if self.virtualised or not self.frozen or self.busy:
+            return
+        if self.trim_leading_heading() or not self._leading_block_settled:
+            return  # its height is about to change
+        height = self.outer_size.height
+        if height <= 0:
+            return
+        self.virtualised = True
+        self.styles.height = height
+        self.markdown.display = False
+
+    def realise(self) -> bool:
+        """Show the Markdown again (the chunk is near the viewport). True if it was hidden."""
+        if not self.virtualised:
+            return False
+        self.virtualised = False
+        self.markdown.display = True
+        if self._pinned_width != self.size.width:
+            self._pinned_width = None
+            self.styles.clear_rule("height")
+        return True
