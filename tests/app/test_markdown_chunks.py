@@ -92,10 +92,11 @@ def test_split_markdown_keeps_a_short_document_whole() -> None:
 
 def test_split_for_new_chunk_starts_the_next_chunk_at_the_last_new_block() -> None:
     source = "First paragraph.\n\nSecond paragraph, still being"
-    text = " written.\n\nThird paragraph.\n\n- a list\n"
+    text = " written.\n\nThird paragraph.\n\n- a list\n\n``"
     head, tail = split_for_new_chunk(source, text)  # type: ignore[misc]
     assert source + head + tail == source + text
-    assert tail == "- a list\n"
+    # Not before "``": the block being written may still turn into a fence (which has a margin).
+    assert tail == "- a list\n\n``"
     assert head == " written.\n\nThird paragraph.\n\n"
 
 
@@ -142,10 +143,11 @@ async def test_a_streamed_answer_in_chunks_looks_the_same_as_one_document(small_
     whole_app, chunked_app = ChatApp(), ChatApp()
     async with whole_app.run_test(size=(90, 400)) as pilot:
         chat = whole_app.query_one(ChatView)
-        await chat.add(AssistantMessage(source, finished=True, classes="whole"))
-        whole = chat.query_one(AssistantMessage)
-        whole.blocks_per_chunk = 10_000  # (instance attribute: one chunk, as one document)
+        whole = AssistantMessage(source, finished=True)
+        whole.blocks_per_chunk = 10_000  # one chunk: one document
+        await chat.add(whole)
         await settle(pilot, whole)
+        assert len(whole.chunks) == 1
         expected = screen_lines(whole_app)
     async with chunked_app.run_test(size=(90, 400)) as pilot:
         chat = chunked_app.query_one(ChatView)

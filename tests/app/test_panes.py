@@ -105,7 +105,7 @@ async def test_pane_is_bounded_and_returns_only_the_newest_lines() -> None:
         pane = panes.start("c1", "seq 1 1000")
         for i in range(1, 1001):
             panes.write("c1", str(i))
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: pane.log_view.total_lines == 1000, 5)  # batched per frame
         assert pane.log_view.line_count == 100
         assert pane.log_view.total_lines == 1000
         lines = panes.finish("c1", ToolResult("[exit code: 0]"))

@@ -25,6 +25,9 @@ from .chat_messages import (
 from .markdown_chunks import MarkdownChunk
 from .tool_card import ToolCard
 
+# Frozen chunks within this many viewport heights above or below the view stay laid out.
+REACH = 0.5
+
 
 class ChatView(VerticalScroll, can_focus=True):
     """The conversation. Engine events arrive through the app, which calls the methods below."""
@@ -51,7 +54,7 @@ class ChatView(VerticalScroll, can_focus=True):
         if event.size.width != self._laid_out_width:
             self._laid_out_width = event.size.width
             for chunk in self._frozen_chunks:
-                chunk.unpin()
+                chunk.width_changed()
         self._schedule_virtualise()
 
     # --- virtualising long answers ------------------------------------------------------------
@@ -76,10 +79,10 @@ class ChatView(VerticalScroll, can_focus=True):
         viewport = self.region
         if not viewport:
             return
-        reach = viewport.height // 2
+        reach = int(viewport.height * REACH)
         window = Region(viewport.x, viewport.y - reach, viewport.width, viewport.height + 2 * reach)
         attached: list[MarkdownChunk] = []
-        realised = False
+        unsettled = False
         for chunk in self._frozen_chunks:
             if not chunk.is_attached:
                 continue
@@ -88,15 +91,14 @@ class ChatView(VerticalScroll, can_focus=True):
             if not region:
                 continue  # not laid out (hidden by /raw, or not yet arranged)
             if region.overlaps(window):
-                if chunk.realise():
-                    realised = True  # measured at the next layout; pinned on the next pass
-                else:
-                    chunk.pin()
-            else:
+                chunk.realise()
+            elif chunk.note_quiet():
                 chunk.virtualise()
+            else:
+                unsettled = True
         self._frozen_chunks = attached
-        if realised:
-            self._schedule_virtualise()
+        if unsettled:
+            self._schedule_virtualise()  # again after the next layout
 
     @property
     def virtualised_chunks(self) -> int:

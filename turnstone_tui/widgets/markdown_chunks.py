@@ -15,6 +15,8 @@ would not resolve; LLM answers practically never use reference definitions.)
 
 from __future__ import annotations
 
+import asyncio
+import time
 from functools import lru_cache
 
 from markdown_it import MarkdownIt
@@ -26,7 +28,10 @@ from textual.widgets.markdown import MarkdownStream
 
 _HEADING_BLOCKS = tuple(Markdown.BLOCKS[f"h{level}"] for level in range(1, 7))
 
-BLOCKS_PER_CHUNK = 4
+QUIET_PASSES = 2  # layout passes a frozen chunk must sit unchanged before it is virtualised
+RETIRE_TIMEOUT = 30.0  # seconds a retiring chunk waits for its stream to hand everything over
+
+BLOCKS_PER_CHUNK = 8
 
 
 @lru_cache(maxsize=1)
@@ -83,12 +88,15 @@ def split_for_new_chunk(source: str, text: str) -> tuple[str, str] | None:
     """Where to start a new chunk when ``text`` arrives for a chunk holding ``source``.
 
     Returns ``(head, tail)`` with ``source + head + tail == source + text``: ``head`` completes the
-    chunk (it ends where the last block that may start a chunk begins) and ``tail`` starts the
-    next chunk. ``None`` when no block starts inside ``text`` (a block that began in ``source``
+    chunk (it ends where the last finished block that may start a chunk begins) and ``tail``
+    starts the next chunk. ``None`` when no block starts inside ``text`` (a block that began in ``source``
     is still being written, or a line begun in ``source`` turned into a block start)."""
     combined = source + text
     first_new_line = source.count("\n") + (0 if not source or source.endswith("\n") else 1)
-    cuts = [line for line, cuttable in _top_level_blocks(combined) if cuttable and line > 0]
+    # Not before the last block: it is still being written and may yet change type (a paragraph
+    # "``" becomes a fence, a paragraph over "---" a heading), which would change its margin.
+    blocks = _top_level_blocks(combined)[:-1]
+    cuts = [line for line, cuttable in blocks if cuttable and line > 0]
     if not cuts or cuts[-1] < first_new_line:
         return None
     cut = cuts[-1]
@@ -107,19 +115,35 @@ class MarkdownChunk(Widget):
             super().__init__()
             self.chunk = chunk
 
-    def __init__(self, source: str = "", *, first: bool = True) -> None:
+    def __init__(self, source: str = "", *, first: bool = True, live: bool = False) -> None:
+        """``live``: more text will be streamed in. Its ``source`` is then streamed as well rather
+        than rendered up front: ``Markdown.update()`` leaves the widget ready to re-parse from
+        the last *line*, not the last block's first line, so a multi-line last block (a list)
+        would lose its first lines on the next append."""
         super().__init__(classes="" if first else "-continued")
         # The first chunk of an answer drops a leading heading's top margin; later ones never do.
         self._leading_block_settled = not first
-        self._initial = source
+        self._initial = "" if live else source
         self._parts: list[str] = [source] if source else []
         self._stream: MarkdownStream | None = None
         self.frozen = False
         self.virtualised = False
-        self._pinned_width: int | None = None
+        self._quiet_passes = 0
+        # Text written before the Markdown finished its first render waits here: appending while
+        # Markdown's initial update runs would render it twice.
+        self._early: list[str] = [source] if live and source else []
+        self._ready = asyncio.Event()
 
     def compose(self) -> ComposeResult:
         yield Markdown(self._initial)
+
+    async def on_mount(self) -> None:
+        # Children are mounted (and Markdown's first update done) before the parent's Mount.
+        self._ready.set()
+        if self._early:
+            text = "".join(self._early)
+            self._early.clear()
+            await self._write_to_stream(text)
 
     @property
     def markdown(self) -> Markdown:
@@ -135,27 +159,51 @@ class MarkdownChunk(Widget):
     @property
     def rendered_source(self) -> str:
         """What the Markdown widget has been handed so far."""
-        return self.markdown.source
+        return self.markdown.source if self._ready.is_set() else ""
 
     @property
     def busy(self) -> bool:
-        """Text is waiting in the stream or blocks are still being mounted."""
+        """Not mounted yet, text is waiting in the stream, or blocks are still being mounted."""
+        if not self._ready.is_set() or self._early:
+            return True
         return self.markdown.lock.is_locked or (self._stream is not None and bool(self._stream._pending))
 
     async def write(self, text: str) -> None:
-        """Stream ``text`` onto the end of this chunk."""
+        """Stream ``text`` onto the end of this chunk (buffered until the chunk is mounted)."""
         if not text:
             return
         self._parts.append(text)
+        if not self._ready.is_set():
+            self._early.append(text)
+            return
+        await self._write_to_stream(text)
+
+    async def _write_to_stream(self, text: str) -> None:
         if self._stream is None:
             self._stream = Markdown.get_stream(self.markdown)
         await self._stream.write(text)
 
     async def retire(self) -> None:
         """No more text comes: let the stream hand over what it holds, then freeze."""
+        await self._ready.wait()
+        markdown = self.markdown
         if self._stream is not None:
             stream, self._stream = self._stream, None
-            await stream.stop()
+            # MarkdownStream.stop() cancels its task; if that lands while an append is in flight,
+            # the task appends its leftovers concurrently with it, and two appends at once
+            # corrupt the blocks. So stop only once the stream has handed everything over.
+            deadline = time.monotonic() + RETIRE_TIMEOUT
+            while markdown.source != self.source and time.monotonic() < deadline:  # noqa: ASYNC110 (no event to wait on)
+                await asyncio.sleep(0.002)
+            try:
+                await stream.stop()
+            except asyncio.CancelledError:
+                # Raised here if the stream's task had not started yet, though nobody cancelled us.
+                task = asyncio.current_task()
+                if task is not None and task.cancelling():
+                    raise
+        if len(markdown.source) < len(self.source):  # (only after the timeout: never lose text)
+            await markdown.append(self.source[len(markdown.source) :])
         self.freeze()
 
     def freeze(self) -> None:
@@ -179,30 +227,19 @@ class MarkdownChunk(Widget):
         self._leading_block_settled = len(blocks) > 1 or (self.frozen and not self.busy)
         return changed
 
-    def pin(self) -> None:
-        """Fix this frozen chunk's height at what it measures now, so that laying out the answer
-        around it never re-measures its blocks (until the width changes: see ``unpin``)."""
-        if not self.frozen or self.busy or self.virtualised or self._pinned_width == self.size.width:
-            return
-        if self.trim_leading_heading() or not self._leading_block_settled:
-            return  # its height is about to change
-        height = self.outer_size.height
-        if height > 0:
-            self.styles.height = height
-            self._pinned_width = self.size.width
-
-    def unpin(self) -> None:
-        """The width changed: measure again (a virtualised chunk does so when it is realised)."""
-        self._pinned_width = None
-        if not self.virtualised:
-            self.styles.clear_rule("height")
+    def note_quiet(self) -> bool:
+        """Called once per chat layout pass: True once this chunk has been frozen, with nothing
+        left to mount, for two passes in a row (so its size on screen is its final size)."""
+        if not self.frozen or self.busy or self.trim_leading_heading() or not self._leading_block_settled:
+            self._quiet_passes = 0
+            return False
+        self._quiet_passes += 1
+        return self._quiet_passes >= QUIET_PASSES
 
     def virtualise(self) -> None:
         """Keep the space, drop the widgets from layout (the chunk is far from the viewport)."""
-        if self.virtualised or not self.frozen or self.busy:
+        if self.virtualised:
             return
-        if self.trim_leading_heading() or not self._leading_block_settled:
-            return  # its height is about to change
         height = self.outer_size.height
         if height <= 0:
             return
@@ -216,7 +253,10 @@ class MarkdownChunk(Widget):
             return False
         self.virtualised = False
         self.markdown.display = True
-        if self._pinned_width != self.size.width:
-            self._pinned_width = None
-            self.styles.clear_rule("height")
+        self.styles.clear_rule("height")
         return True
+
+    def width_changed(self) -> None:
+        """A virtualised chunk's height was measured at the old width: it is measured again when
+        it is realised; until then it keeps its old height."""
+        self._quiet_passes = 0
