@@ -85,6 +85,13 @@ class Tmux:
         raise AssertionError(f"timed out waiting for {what}; the screen was:\n{screen}")
 
 
+# Far taller than the terminal: the chat must follow it down as it streams.
+LONG_ANSWER = "".join(
+    f"## Step {n}\n\nStep {n} compiles the module and runs its checks.\n\n- input {n}\n- output {n}\n\n"
+    for n in range(1, 41)
+) + "That is the whole LONG-ANSWER-END.\n"
+
+
 @pytest.fixture
 def model_server_process(tmp_path: Path) -> Iterator[tuple[Path, str]]:
     marker = f"turnstone-tmux-{uuid.uuid4().hex[:8]}"
@@ -99,6 +106,7 @@ def model_server_process(tmp_path: Path) -> Iterator[tuple[Path, str]]:
                 text="Running both builds.",
             ),
             Reply.text("Both builds **passed**: alpha and beta finished cleanly."),
+            Reply.text(LONG_ANSWER, chunk_size=24, delay=0.002),
         ],
     )
     port_file = tmp_path / "port.txt"
@@ -175,12 +183,17 @@ def test_real_app_in_tmux(tmp_path: Path, model_server_process: tuple[Path, str]
         assert "Both builds passed" in screen
         requests = read_requests_file(requests_file)
         posts = [r for r in requests if r["method"] == "POST"]
-        assert len(posts) == 2
+        assert len(posts) == 2  # (the third request is sent below)
         tool_results = {
             m["tool_call_id"]: m["content"] for m in posts[1]["body"]["messages"] if m["role"] == "tool"
         }
         assert set(tool_results) == {"call_a", "call_b"}
         assert "alpha step 8" in tool_results["call_a"] and "beta step 8" in tool_results["call_b"]
+        # A long answer streams in and the view follows it to its end.
+        tmux.keys("-l", "explain every step")
+        tmux.keys("Enter")
+        screen = tmux.wait_for(lambda s: "LONG-ANSWER-END" in s, "the end of a long answer", limit=40)
+        assert "Step 40 compiles" in screen and "Step 1 compiles" not in screen
         # ctrl+c once warns, twice quits; the tmux session ends with the app.
         tmux.keys("C-c")
         tmux.wait_for(lambda s: "ctrl+c again" in s, "the quit notice")
