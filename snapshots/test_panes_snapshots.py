@@ -244,8 +244,9 @@ def test_approval_modal_mixed_batch_with_toggles(
     )
 
     async def run_before(pilot: Pilot) -> None:
-        # Toggle "always" for bash (row 1, shown on row 3 too), leave write_file off; type feedback.
-        await open_approval(pilot, ("space", "tab", *"only lint for now", "enter"))
+        # Toggle "always" for bash (row 1, shown on row 3 too), leave write_file off, skip row 3
+        # ("make test"); type feedback.
+        await open_approval(pilot, ("space", "down", "down", "x", "tab", *"only lint for now", "enter"))
 
     assert snap_compare(make_app(model_server, tmp_path), terminal_size=SIZE, run_before=run_before)
 

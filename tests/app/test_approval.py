@@ -172,3 +172,46 @@ async def test_previews_by_kind_and_footer_keys() -> None:
 async def test_a_second_key_after_answering_does_not_dismiss_twice() -> None:
     app = await run_keys([bash_item()], "y", "n")
     assert app.decisions == [ApprovalDecision(approved=True)]
+
+
+async def test_x_skips_one_call_and_approves_the_rest() -> None:
+    app = await run_keys([bash_item("c1", "make lint"), bash_item("c2", "make test")], "x", "y")
+    assert app.decisions == [
+        ApprovalDecision(approved=True, feedback=None, always=frozenset(), per_call={"c1": False})
+    ]
+
+
+async def test_x_again_undoes_the_skip() -> None:
+    app = await run_keys([bash_item("c1"), edit_item("c2")], "x", "x", "y")
+    assert app.decisions == [ApprovalDecision(approved=True, feedback=None, always=frozenset())]
+
+
+async def test_skipping_every_call_is_a_denial() -> None:
+    app = await run_keys([bash_item("c1"), edit_item("c2")], "x", "down", "x", "y")
+    assert app.decisions == [ApprovalDecision(approved=False)]
+
+
+async def test_always_is_not_granted_for_a_skipped_call() -> None:
+    app = await run_keys([bash_item("c1"), edit_item("c2")], "down", "x", "a")
+    assert app.decisions == [
+        ApprovalDecision(approved=True, feedback=None, always=frozenset({"bash"}), per_call={"c2": False})
+    ]
+
+
+async def test_skip_is_offered_only_for_batches() -> None:
+    single = Harness([bash_item()])
+    async with single.run_test(size=(100, 40)) as pilot:
+        await pilot.pause()
+        keys = {key for key, active in single.screen.active_bindings.items() if active.enabled}
+        assert "x" not in keys
+        await pilot.press("x", "y")
+        await pilot.pause()
+    assert single.decisions == [ApprovalDecision(approved=True, feedback=None, always=frozenset())]
+    batch = Harness([bash_item("c1"), edit_item("c2")])
+    async with batch.run_test(size=(100, 40)) as pilot:
+        await pilot.pause()
+        row = batch.screen.query(ApprovalRow).first()
+        assert "x" in {key for key, active in batch.screen.active_bindings.items() if active.enabled}
+        await pilot.press("x")
+        await pilot.pause()
+        assert row.has_class("-skipped") and "skipped" in str(row._toggle.render())

@@ -235,3 +235,45 @@ async def test_permissions_lists_and_revokes(app: TurnstoneApp, model_server: Sc
         await wait_until(pilot, lambda: any(t.startswith("Revoked") for t in infos(app)))
         assert app.session.auto_approve == {"write_file"}
         assert await app.runtime.persisted_allow() == []
+
+
+async def test_compact_replaces_history_with_a_summary(
+    app: TurnstoneApp, model_server: ScriptedModelServer
+) -> None:
+    summary = "The user asked about zebras; they are striped."
+    model_server.script([Reply.text("Zebras are striped."), Reply.text(summary), Reply.text("Yes.")])
+    async with app.run_test(size=SIZE) as pilot:
+        await start(pilot)
+        await send(pilot, "tell me about zebras")
+        await send(pilot, "/compact", wait=False)
+        await wait_until(pilot, lambda: any("compacted" in text for text in infos(app)), what="compaction")
+        assert any(summary in m.source for m in app.query(AssistantMessage))
+        await send(pilot, "are you sure?")
+        messages = model_server.model_requests()[-1].body["messages"]
+        contents = " ".join(str(m.get("content")) for m in messages)
+        assert summary in contents and "tell me about zebras" not in contents
+
+
+async def test_esc_cancels_a_compaction_and_keeps_the_history(
+    app: TurnstoneApp, model_server: ScriptedModelServer
+) -> None:
+    model_server.script(
+        [
+            Reply.text("Zebras are striped."),
+            Reply.text("A summary that takes a long time to write " * 20, chunk_size=4, delay=0.05),
+            Reply.text("Still here."),
+        ]
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await start(pilot)
+        await send(pilot, "tell me about zebras")
+        history = list(app.session.messages)
+        await send(pilot, "/compact", wait=False)
+        await wait_until(pilot, lambda: app.busy, what="the compaction to start")
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: any("Compaction cancelled" in t for t in infos(app)), what="cancel")
+        assert not app.busy
+        assert app.session.messages == history
+        await send(pilot, "and then")
+        contents = [m.get("content") for m in model_server.model_requests()[-1].body["messages"]]
+        assert "tell me about zebras" in contents and "Zebras are striped." in contents

@@ -86,10 +86,13 @@ class Tmux:
 
 
 # Far taller than the terminal: the chat must follow it down as it streams.
-LONG_ANSWER = "".join(
-    f"## Step {n}\n\nStep {n} compiles the module and runs its checks.\n\n- input {n}\n- output {n}\n\n"
-    for n in range(1, 41)
-) + "That is the whole LONG-ANSWER-END.\n"
+LONG_ANSWER = (
+    "".join(
+        f"## Step {n}\n\nStep {n} compiles the module and runs its checks.\n\n- input {n}\n- output {n}\n\n"
+        for n in range(1, 41)
+    )
+    + "That is the whole LONG-ANSWER-END.\n"
+)
 
 
 @pytest.fixture

@@ -73,6 +73,34 @@ async def test_denied_call_reaches_the_model_as_denied(
         assert not app.query_one(ParallelPanes).call_ids
 
 
+async def test_skipping_one_call_of_a_batch_denies_it_and_runs_the_other(
+    app: TurnstoneApp, model_server: ScriptedModelServer, tmp_path
+) -> None:
+    model_server.script(
+        [
+            Reply.tools(
+                [
+                    ("bash", {"command": "touch skipped-marker"}, "call_1"),
+                    ("bash", {"command": "echo ran-second"}, "call_2"),
+                ]
+            ),
+            Reply.text("One ran."),
+        ]
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await start(pilot)
+        await send(pilot, "do both", wait=False)
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await pilot.press("x", "y")  # skip the focused (first) call, approve the rest
+        await wait_until(pilot, lambda: app.turns_finished == 1, what="the turn")
+        results = {m["tool_call_id"]: m["content"] for m in tool_messages(model_server)}
+        assert "den" in results["call_1"].lower()
+        assert "ran-second" in results["call_2"]
+        assert not (app.cwd / "skipped-marker").exists()
+        assert app.chat.tool_card("call_1").status == "denied"
+        assert answers(app) == ["One ran."]
+
+
 async def test_cancelling_while_the_modal_is_open_closes_it(
     app: TurnstoneApp, model_server: ScriptedModelServer
 ) -> None:

@@ -134,6 +134,7 @@ class TurnstoneApp(App[None]):
         self._remove_mcp_listener: Callable[[], None] | None = None
         self._session_ready = asyncio.Event()
         self._gc = GcPacer()
+        self._compaction: asyncio.Future[str] | None = None  # a running /compact (esc cancels it)
         config = runtime.config if runtime else None
         self._max_chat_widgets = config.ui.max_chat_widgets if config else 400
         self._max_pane_lines = config.ui.max_pane_lines if config else 5000
@@ -603,6 +604,9 @@ class TurnstoneApp(App[None]):
         self.refresh_bindings()
 
     def action_cancel_turn(self) -> None:
+        if self._compaction is not None:
+            self._compaction.cancel()
+            return
         if self.session is not None and self.busy:
             self._unqueue_to_prompt()
             self.session.cancel()
@@ -781,9 +785,16 @@ class TurnstoneApp(App[None]):
             return
         self.busy = True
         self.status_bar.state = SessionState.THINKING
+        self._compaction = asyncio.ensure_future(session.compact())
         try:
-            summary = await session.compact()
+            summary = await self._compaction
+        except asyncio.CancelledError:
+            if self._compaction.cancelled():  # esc: the history is only replaced at the end
+                await self.chat.add_info("Compaction cancelled; the conversation is unchanged.")
+                return
+            raise
         finally:
+            self._compaction = None
             self.busy = False
             self.status_bar.state = SessionState.IDLE
         if not summary:

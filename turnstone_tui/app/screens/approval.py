@@ -1,8 +1,9 @@
 """The approval modal: every pending tool call of a batch, with previews, answered with one key.
 
 Keys: ``y`` approve, ``n``/``esc`` deny, ``a`` approve and always allow every tool of the batch,
-``space`` on a row toggles "always" for that row's tool (approval label), ``tab`` moves into an
-optional feedback line whose text goes back to the model with the decision.
+``space`` on a row toggles "always" for that row's tool (approval label), ``x`` on a row (batches of
+two or more) marks that one call to be skipped (denied) while the others are approved, ``tab``
+moves into an optional feedback line whose text goes back to the model with the decision.
 """
 
 from __future__ import annotations
@@ -75,6 +76,7 @@ class ApprovalRow(Vertical, can_focus=True):
 
     BINDINGS = [
         Binding("space", "toggle_always", "Toggle always"),
+        Binding("x", "toggle_skip", "Skip this call"),
         Binding("down,j", "move(1)", "Next", show=False),
         Binding("up,k", "move(-1)", "Previous", show=False),
     ]
@@ -91,6 +93,7 @@ class ApprovalRow(Vertical, can_focus=True):
         self.label = item.approval_label or item.func_name
         self._toggle = Static("", classes="approval-row--toggle", markup=False)
         self._always = False
+        self.skipped = False
 
     def compose(self) -> ComposeResult:
         with Horizontal(classes="approval-row--head"):
@@ -111,6 +114,9 @@ class ApprovalRow(Vertical, can_focus=True):
     def set_always(self, value: bool) -> None:
         self._always = value
         self.set_class(value, "-always")
+        if self.skipped:
+            self._toggle.update(Content.styled("skipped (x to undo)", "bold $text-error"))
+            return
         box = "[x]" if value else "[ ]"
         self._toggle.update(
             Content.assemble(
@@ -120,6 +126,17 @@ class ApprovalRow(Vertical, can_focus=True):
 
     def action_toggle_always(self) -> None:
         self.post_message(self.ToggleAlways(self.label))
+
+    def action_toggle_skip(self) -> None:
+        self.skipped = not self.skipped
+        self.set_class(self.skipped, "-skipped")
+        self.set_always(self._always)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "toggle_skip":
+            screen = self.screen
+            return isinstance(screen, ApprovalScreen) and len(screen.items) > 1
+        return True
 
     def action_move(self, step: int) -> None:
         rows = list(self.screen.query(ApprovalRow))
@@ -159,7 +176,7 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         title = f"Approve {count} tool call{'s' if count != 1 else ''}?"
         with Vertical(id="approval-dialog") as dialog:
             dialog.border_title = title
-            dialog.border_subtitle = "y approve · n deny · a always"
+            dialog.border_subtitle = "y approve · n deny · a always" + (" · x skip one" if count > 1 else "")
             with VerticalScroll(id="approval-items", can_focus=False):
                 for index, item in enumerate(self.items):
                     yield ApprovalRow(item, index)
@@ -183,12 +200,33 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         self._dismissed = True
         self.dismiss(decision)
 
+    @property
+    def skipped(self) -> list[str]:
+        """Call ids marked with ``x``: denied while the rest of the batch is approved."""
+        return [row.item.call_id for row in self.query(ApprovalRow) if row.skipped]
+
+    def _approve(self, always: Iterable[str]) -> None:
+        skipped = self.skipped
+        if len(skipped) == len(self.items):
+            self.action_deny()
+            return
+        kept = {item.approval_label or item.func_name for item in self.items if item.call_id not in skipped}
+        self._decide(
+            ApprovalDecision(
+                approved=True,
+                feedback=self.feedback,
+                # "always" only for tools of calls that were approved
+                always=frozenset(label for label in always if label in kept),
+                per_call={call_id: False for call_id in skipped},
+            )
+        )
+
     # --- actions ------------------------------------------------------------------------
     def action_approve(self) -> None:
-        self._decide(ApprovalDecision(approved=True, feedback=self.feedback, always=frozenset(self.always)))
+        self._approve(self.always)
 
     def action_approve_always(self) -> None:
-        self._decide(ApprovalDecision(approved=True, feedback=self.feedback, always=frozenset(self.labels)))
+        self._approve(self.labels)
 
     def action_deny(self) -> None:
         self._decide(ApprovalDecision(approved=False, feedback=self.feedback))
