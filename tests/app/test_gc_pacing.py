@@ -59,7 +59,11 @@ async def test_the_app_defers_during_a_turn_and_restores_after(
     model_server.script([Reply.text("one two three four five six", chunk_size=3, delay=0.05)])
     async with app.run_test(size=(100, 30)) as pilot:
         await start(pilot)
-        assert gc.get_freeze_count() > 1000  # start-up objects frozen once the session is ready
+        for _ in range(60):  # start-up objects are frozen a second after the session is ready
+            if gc.get_freeze_count() > 1000:
+                break
+            await pilot.pause(0.05)
+        assert gc.get_freeze_count() > 1000
         original = app.bridge.on_content_token
 
         def spy(text: str) -> None:

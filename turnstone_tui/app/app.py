@@ -234,7 +234,8 @@ class TurnstoneApp(App[None]):
         self._refresh_status()
         self.ready = True
         if not self._session_ready.is_set():
-            self._gc.freeze_startup()
+            # A second after start-up (a full collection takes ~100 ms: not on the first frame).
+            self.set_timer(1.0, self._gc.freeze_startup)
             self.set_interval(5, self._gc.tick)
         self._session_ready.set()
         self.refresh_bindings()

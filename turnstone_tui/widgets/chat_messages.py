@@ -152,7 +152,7 @@ class AssistantMessage(Widget):
             self.run_worker(live.retire(), group="markdown-chunks")
             # Not awaited: the new chunk buffers what is written to it until it is mounted, so
             # the next flush need not wait for this mount.
-            await self.mount(MarkdownChunk(tail, first=False, live=True), before=self.query_one(".raw"))
+            self.mount(MarkdownChunk(tail, first=False, live=True), before=self.query_one(".raw"))
 
     def sync_raw(self) -> None:
         self.query_one(".raw", Static).update(Content(self.source))
