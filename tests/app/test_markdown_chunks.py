@@ -12,7 +12,6 @@ from turnstone_tui.widgets.chat_messages import AssistantMessage
 from turnstone_tui.widgets.chat_view import ChatView
 from turnstone_tui.widgets.markdown_chunks import (
     MarkdownChunk,
-    block_start_lines,
     split_for_new_chunk,
     split_markdown,
 )
@@ -93,7 +92,8 @@ def test_split_markdown_keeps_a_short_document_whole() -> None:
 def test_split_for_new_chunk_starts_the_next_chunk_at_the_last_new_block() -> None:
     source = "First paragraph.\n\nSecond paragraph, still being"
     text = " written.\n\nThird paragraph.\n\n- a list\n\n``"
-    head, tail = split_for_new_chunk(source, text)  # type: ignore[misc]
+    assert split_for_new_chunk(source, text, 10) is None  # not full yet
+    head, tail = split_for_new_chunk(source, text, 2)  # type: ignore[misc]
     assert source + head + tail == source + text
     # Not before "``": the block being written may still turn into a fence (which has a margin).
     assert tail == "- a list\n\n``"
@@ -101,14 +101,10 @@ def test_split_for_new_chunk_starts_the_next_chunk_at_the_last_new_block() -> No
 
 
 def test_split_for_new_chunk_declines_when_no_block_starts_in_the_new_text() -> None:
-    assert split_for_new_chunk("A paragraph that", " goes on and on") is None
+    assert split_for_new_chunk("A paragraph that", " goes on and on", 0) is None
     # "`" began the line in the chunk (part of the paragraph there); "``" makes it a fence start:
     # the chunk already shows that line, so it cannot be moved to a new chunk.
-    assert split_for_new_chunk("para\n`", "``\ncode\n") is None
-
-
-def test_block_start_lines() -> None:
-    assert block_start_lines("# h\n\npara\n\n- a\n- b\n") == [0, 2, 4]
+    assert split_for_new_chunk("para\n`", "``\ncode\n", 0) is None
 
 
 # --- streaming and rendering --------------------------------------------------------------------

@@ -13,7 +13,6 @@ from textual.widgets import Collapsible, Static
 from .markdown_chunks import (
     BLOCKS_PER_CHUNK,
     MarkdownChunk,
-    block_start_lines,
     split_for_new_chunk,
     split_markdown,
 )
@@ -57,10 +56,10 @@ FLUSH_INTERVAL = 0.04  # seconds between Markdown updates while an answer stream
 class AssistantMessage(Widget):
     """The assistant's answer, streamed as Markdown through ``Markdown.get_stream()``.
 
-    The answer is a column of :class:`MarkdownChunk` widgets: only the last one streams, and once it
-    holds ``BLOCKS_PER_CHUNK`` blocks the finished ones are frozen into it and a new chunk takes the
-    block still being written, so each update re-lays out a few dozen widgets however long the
-    answer is. The raw source is kept so ``/raw`` can show it as plain text (class ``-raw`` on the
+    The answer is a column of :class:`MarkdownChunk` widgets: only the last one streams; once it
+    holds more than ``blocks_per_chunk`` blocks it is completed up to a finished block and frozen,
+    and a new chunk takes the rest, so each update re-lays out a few dozen widgets however long
+    the answer is. The raw source is kept so ``/raw`` can show it as plain text (class ``-raw`` on the
     chat view).
     """
 
@@ -105,27 +104,20 @@ class AssistantMessage(Widget):
 
     def on_mount(self) -> None:
         if self.finished:
-            self._trim_leading_heading()
+            self.chunks[0].trim_leading_heading()
             for chunk in self.chunks:
                 chunk.freeze()
-
-    def _trim_leading_heading(self) -> None:
-        self.chunks[0].trim_leading_heading()
 
     async def append(self, text: str) -> None:
         """Append a fragment of the answer."""
         if not text:
             return
         self._parts.append(text)
-        if self.finished:
-            await self.chunks[-1].markdown.append(text)  # rare: a note added to a finished answer
-            self.chunks[-1]._parts.append(text)
-        else:
-            # Hand text to the Markdown stream at most every FLUSH_INTERVAL: each append re-lays out
-            # the streaming chunk, so per-token appends would cap the rate the screen keeps up with.
-            self._unflushed.append(text)
-            if self._flush_timer is None:
-                self._flush_timer = self.set_timer(FLUSH_INTERVAL, self._flush)
+        # Hand text to the Markdown stream at most every FLUSH_INTERVAL: each append re-lays out
+        # the streaming chunk, so per-token appends would cap the rate the screen keeps up with.
+        self._unflushed.append(text)
+        if self._flush_timer is None:
+            self._flush_timer = self.set_timer(FLUSH_INTERVAL, self._flush)
         if self.parent is not None and self.parent.has_class("-raw"):
             self.sync_raw()
 
@@ -137,22 +129,19 @@ class AssistantMessage(Widget):
             text = "".join(self._unflushed)
             self._unflushed.clear()
             live = self.chunks[-1]
-            split = None
-            if len(block_start_lines(live.source + text)) > self.blocks_per_chunk:
-                split = split_for_new_chunk(live.source, text)
+            split = split_for_new_chunk(live.source, text, self.blocks_per_chunk)
             if split is None:
                 await live.write(text)
-                self._trim_leading_heading()
-                return
-            # The live chunk is full and a new block starts in ``text``: complete the chunk with
-            # the text before that block, and start the next chunk with the rest.
-            head, tail = split
-            await live.write(head)
-            self._trim_leading_heading()
-            self.run_worker(live.retire(), group="markdown-chunks")
-            # Not awaited: the new chunk buffers what is written to it until it is mounted, so
-            # the next flush need not wait for this mount.
-            self.mount(MarkdownChunk(tail, first=False, live=True), before=self.query_one(".raw"))
+            else:
+                # The live chunk is full: it takes the text up to a finished block, the rest
+                # starts the next chunk.
+                head, tail = split
+                await live.write(head)
+                self.run_worker(live.retire(), group="markdown-chunks")
+                # Not awaited: the new chunk buffers what is written to it until it is mounted,
+                # so the next flush need not wait for this mount.
+                self.mount(MarkdownChunk(tail, first=False, live=True), before=self.query_one(".raw"))
+            self.chunks[0].trim_leading_heading()
 
     def sync_raw(self) -> None:
         self.query_one(".raw", Static).update(Content(self.source))
@@ -168,7 +157,7 @@ class AssistantMessage(Widget):
         self.finished = True
         async with self._flush_lock:
             await self.chunks[-1].retire()
-            self._trim_leading_heading()
+            self.chunks[0].trim_leading_heading()
 
 
 class ReasoningBlock(Collapsible):

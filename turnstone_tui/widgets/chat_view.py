@@ -74,7 +74,7 @@ class ChatView(VerticalScroll, can_focus=True):
             self.call_after_refresh(self._virtualise)
 
     def _virtualise(self) -> None:
-        """Show the frozen chunks within a screen of the viewport, hide the others."""
+        """Show the frozen chunks within ``REACH`` viewports of the view, hide the others."""
         self._virtualise_pending = False
         viewport = self.region
         if not viewport:

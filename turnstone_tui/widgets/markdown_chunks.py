@@ -55,11 +55,6 @@ def _top_level_blocks(source: str) -> list[tuple[int, bool]]:
     ]
 
 
-def block_start_lines(source: str) -> list[int]:
-    """The line on which each top-level block of ``source`` starts, in order."""
-    return [line for line, _ in _top_level_blocks(source)]
-
-
 def split_markdown(source: str, blocks_per_chunk: int = BLOCKS_PER_CHUNK) -> list[str]:
     """Cut ``source`` into pieces of at least ``blocks_per_chunk`` top-level blocks (each cut is
     made before the next block that may start a chunk). Joined, the pieces are ``source``;
@@ -84,19 +79,20 @@ def split_markdown(source: str, blocks_per_chunk: int = BLOCKS_PER_CHUNK) -> lis
     return [piece for piece in pieces if piece] or [source]
 
 
-def split_for_new_chunk(source: str, text: str) -> tuple[str, str] | None:
+def split_for_new_chunk(source: str, text: str, max_blocks: int) -> tuple[str, str] | None:
     """Where to start a new chunk when ``text`` arrives for a chunk holding ``source``.
 
-    Returns ``(head, tail)`` with ``source + head + tail == source + text``: ``head`` completes the
-    chunk (it ends where the last finished block that may start a chunk begins) and ``tail``
-    starts the next chunk. ``None`` when no block starts inside ``text`` (a block that began in ``source``
-    is still being written, or a line begun in ``source`` turned into a block start)."""
+    ``None`` while the chunk would hold at most ``max_blocks`` blocks, or when no finished block
+    that may start a chunk begins inside ``text``. Otherwise ``(head, tail)`` with
+    ``head + tail == text``: ``head`` completes the chunk and ``tail`` starts the next one."""
     combined = source + text
+    blocks = _top_level_blocks(combined)
+    if len(blocks) <= max_blocks:
+        return None
     first_new_line = source.count("\n") + (0 if not source or source.endswith("\n") else 1)
     # Not before the last block: it is still being written and may yet change type (a paragraph
     # "``" becomes a fence, a paragraph over "---" a heading), which would change its margin.
-    blocks = _top_level_blocks(combined)[:-1]
-    cuts = [line for line, cuttable in blocks if cuttable and line > 0]
+    cuts = [line for line, cuttable in blocks[:-1] if cuttable and line > 0]
     if not cuts or cuts[-1] < first_new_line:
         return None
     cut = cuts[-1]
@@ -120,7 +116,7 @@ class MarkdownChunk(Widget):
         than rendered up front: ``Markdown.update()`` leaves the widget ready to re-parse from
         the last *line*, not the last block's first line, so a multi-line last block (a list)
         would lose its first lines on the next append."""
-        super().__init__(classes="" if first else "-continued")
+        super().__init__()
         # The first chunk of an answer drops a leading heading's top margin; later ones never do.
         self._leading_block_settled = not first
         self._initial = "" if live else source
@@ -247,14 +243,13 @@ class MarkdownChunk(Widget):
         self.styles.height = height
         self.markdown.display = False
 
-    def realise(self) -> bool:
-        """Show the Markdown again (the chunk is near the viewport). True if it was hidden."""
+    def realise(self) -> None:
+        """Show the Markdown again (the chunk is near the viewport)."""
         if not self.virtualised:
-            return False
+            return
         self.virtualised = False
         self.markdown.display = True
         self.styles.clear_rule("height")
-        return True
 
     def width_changed(self) -> None:
         """A virtualised chunk's height was measured at the old width: it is measured again when
