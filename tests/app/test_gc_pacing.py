@@ -43,6 +43,16 @@ def test_a_long_turn_still_collects(restore_gc: None) -> None:
     assert pacer.deferring
 
 
+def test_freezing_waits_for_the_end_of_a_turn(restore_gc: None) -> None:
+    pacer = GcPacer()
+    pacer.turn_started()
+    pacer.freeze_startup()
+    assert gc.get_freeze_count() == 0  # not in the middle of a streaming turn
+    pacer.turn_ended()
+    assert gc.get_freeze_count() > 1000
+    pacer.restore()
+
+
 def test_freezing_moves_startup_objects_out_of_collections(restore_gc: None) -> None:
     pacer = GcPacer()
     pacer.freeze_startup()

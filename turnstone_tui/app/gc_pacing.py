@@ -28,6 +28,7 @@ class GcPacer:
         self.max_deferral = max_deferral
         self._normal = gc.get_threshold()
         self._deferring_since: float | None = None
+        self._freeze_pending = False
         self.full_collections = 0
 
     @property
@@ -35,7 +36,12 @@ class GcPacer:
         return self._deferring_since is not None
 
     def freeze_startup(self) -> None:
-        """Collect, then move everything alive now out of future collections' way."""
+        """Collect, then move everything alive now out of future collections' way. During a turn
+        this waits for the turn's end (a full collection would stall the stream)."""
+        if self._deferring_since is not None:
+            self._freeze_pending = True
+            return
+        self._freeze_pending = False
         gc.collect()
         gc.freeze()
 
@@ -50,6 +56,8 @@ class GcPacer:
             self._deferring_since = None
             gc.set_threshold(*self._normal)
             self.collect()
+            if self._freeze_pending:
+                self.freeze_startup()
 
     def tick(self) -> None:
         """Call now and then: a turn that runs for long still gets a full collection."""
