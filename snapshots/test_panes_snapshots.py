@@ -190,7 +190,9 @@ GREET_NEW = (
 )
 
 
-def test_approval_modal_for_a_diff(snap_compare, model_server: ScriptedModelServer, tmp_path: Path) -> None:
+def snap_diff_approval(
+    snap_compare, model_server: ScriptedModelServer, tmp_path: Path, theme: str | None
+) -> bool:
     (tmp_path / "work").mkdir(exist_ok=True)
     (tmp_path / "work" / "greet.py").write_text(GREET_OLD)
     model_server.script(
@@ -201,28 +203,21 @@ def test_approval_modal_for_a_diff(snap_compare, model_server: ScriptedModelServ
     )
 
     async def run_before(pilot: Pilot) -> None:
+        if theme:
+            pilot.app.theme = theme
         await open_approval(pilot)
 
-    assert snap_compare(make_app(model_server, tmp_path), terminal_size=SIZE, run_before=run_before)
+    return snap_compare(make_app(model_server, tmp_path), terminal_size=SIZE, run_before=run_before)
+
+
+def test_approval_modal_for_a_diff(snap_compare, model_server: ScriptedModelServer, tmp_path: Path) -> None:
+    assert snap_diff_approval(snap_compare, model_server, tmp_path, None)
 
 
 def test_approval_modal_for_a_diff_light_theme(
     snap_compare, model_server: ScriptedModelServer, tmp_path: Path
 ) -> None:
-    (tmp_path / "work").mkdir(exist_ok=True)
-    (tmp_path / "work" / "greet.py").write_text(GREET_OLD)
-    model_server.script(
-        [
-            Reply.tools([("write_file", {"path": "greet.py", "content": GREET_NEW}, "call_1")]),
-            Reply.text("ok"),
-        ]
-    )
-
-    async def run_before(pilot: Pilot) -> None:
-        pilot.app.theme = "textual-light"
-        await open_approval(pilot)
-
-    assert snap_compare(make_app(model_server, tmp_path), terminal_size=SIZE, run_before=run_before)
+    assert snap_diff_approval(snap_compare, model_server, tmp_path, "textual-light")
 
 
 def test_approval_modal_mixed_batch_with_toggles(
@@ -270,7 +265,9 @@ parser.add_argument("--json", action="store_true", help="print JSON")
 """
 
 
-def test_plan_review_screen(snap_compare, model_server: ScriptedModelServer, tmp_path: Path) -> None:
+def snap_plan_review(
+    snap_compare, model_server: ScriptedModelServer, tmp_path: Path, theme: str | None
+) -> bool:
     model_server.script(
         [
             Reply.tools([("plan_agent", {"goal": "Add a --json flag to the report command"}, "call_1")]),
@@ -281,34 +278,24 @@ def test_plan_review_screen(snap_compare, model_server: ScriptedModelServer, tmp
 
     async def run_before(pilot: Pilot) -> None:
         app = pilot.app
+        if theme:
+            app.theme = theme
         await open_approval(pilot)
         await pilot.press("y")
         await wait_until(pilot, lambda: isinstance(app.screen, PlanReviewScreen), what="the plan review")
         await pilot.pause(0.3)
 
-    assert snap_compare(make_app(model_server, tmp_path), terminal_size=SIZE, run_before=run_before)
+    return snap_compare(make_app(model_server, tmp_path), terminal_size=SIZE, run_before=run_before)
+
+
+def test_plan_review_screen(snap_compare, model_server: ScriptedModelServer, tmp_path: Path) -> None:
+    assert snap_plan_review(snap_compare, model_server, tmp_path, None)
 
 
 def test_plan_review_screen_light_theme(
     snap_compare, model_server: ScriptedModelServer, tmp_path: Path
 ) -> None:
-    model_server.script(
-        [
-            Reply.tools([("plan_agent", {"goal": "Add a --json flag to the report command"}, "call_1")]),
-            Reply.text(PLAN),
-            Reply.text("ok"),
-        ]
-    )
-
-    async def run_before(pilot: Pilot) -> None:
-        app = pilot.app
-        app.theme = "textual-light"
-        await open_approval(pilot)
-        await pilot.press("y")
-        await wait_until(pilot, lambda: isinstance(app.screen, PlanReviewScreen), what="the plan review")
-        await pilot.pause(0.3)
-
-    assert snap_compare(make_app(model_server, tmp_path), terminal_size=SIZE, run_before=run_before)
+    assert snap_plan_review(snap_compare, model_server, tmp_path, "textual-light")
 
 
 def test_mcp_panel_connected_and_failed(

@@ -134,16 +134,22 @@ def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(AssistantMessage, "blocks_per_chunk", 3)
 
 
+async def add_whole(pilot, chat: ChatView, source: str, *, one_document: bool) -> AssistantMessage:  # type: ignore[no-untyped-def]
+    """A finished answer; ``one_document``: in a single chunk, as Textual renders a document."""
+    message = AssistantMessage(source, finished=True)
+    if one_document:
+        message.blocks_per_chunk = 10_000
+    await chat.add(message)
+    await settle(pilot, message)
+    assert (len(message.chunks) == 1) == one_document
+    return message
+
+
 async def test_a_streamed_answer_in_chunks_looks_the_same_as_one_document(small_chunks: None) -> None:
     source = long_answer(4)
     whole_app, chunked_app = ChatApp(), ChatApp()
     async with whole_app.run_test(size=(90, 400)) as pilot:
-        chat = whole_app.query_one(ChatView)
-        whole = AssistantMessage(source, finished=True)
-        whole.blocks_per_chunk = 10_000  # one chunk: one document
-        await chat.add(whole)
-        await settle(pilot, whole)
-        assert len(whole.chunks) == 1
+        await add_whole(pilot, whole_app.query_one(ChatView), source, one_document=True)
         expected = screen_lines(whole_app)
     async with chunked_app.run_test(size=(90, 400)) as pilot:
         chat = chunked_app.query_one(ChatView)
@@ -159,18 +165,12 @@ async def test_a_finished_answer_is_split_into_chunks_that_render_the_same(small
     app = ChatApp()
     async with app.run_test(size=(90, 400)) as pilot:
         chat = app.query_one(ChatView)
-        message = AssistantMessage(source, finished=True)
-        await chat.add(message)
-        await settle(pilot, message)
+        message = await add_whole(pilot, chat, source, one_document=False)
         assert len(message.chunks) > 3
         assert "".join(chunk.source for chunk in message.chunks) == source
         chunked = screen_lines(app)
         await chat.clear_chat()
-        monolith = AssistantMessage(source, finished=True)
-        monolith.blocks_per_chunk = 10_000
-        await chat.add(monolith)
-        await settle(pilot, monolith)
-        assert len(monolith.chunks) == 1
+        await add_whole(pilot, chat, source, one_document=True)
         assert screen_lines(app) == chunked
 
 
