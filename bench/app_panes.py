@@ -27,8 +27,8 @@ import psutil  # noqa: E402
 from textual import events  # noqa: E402
 
 from tests.helpers.model_server import Reply, ScriptedModelServer  # noqa: E402
+from tests.helpers.scripted_config import scripted_config  # noqa: E402
 from turnstone_tui.app.app import TurnstoneApp  # noqa: E402
-from turnstone_tui.config import Config  # noqa: E402
 from turnstone_tui.core.types import ToolResult  # noqa: E402
 from turnstone_tui.runtime import Runtime, RuntimeOptions  # noqa: E402
 from turnstone_tui.widgets.tool_card import ToolCard  # noqa: E402
@@ -46,14 +46,9 @@ def current_rss_mb() -> float:
 
 
 async def make_runtime(server: ScriptedModelServer, tmp: Path) -> Runtime:
-    config = Config()
-    config.api.base_url = server.openai_base_url
-    config.api.api_key = "bench"
-    config.model.name = "scripted-model"
-    config.model.provider = "openai"
-    config.model.context_window = 200_000
-    config.model.retries = 0
-    config.db_path = str(tmp / "bench.db")
+    config = scripted_config(
+        server.openai_base_url, tmp / "bench.db", context_window=200_000, api_key="bench"
+    )
     workdir = tmp / "work"
     workdir.mkdir(parents=True, exist_ok=True)
     options = RuntimeOptions(cwd=workdir, start_mcp=False, start_watches=False, skip_permissions=True)

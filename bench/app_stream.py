@@ -34,8 +34,8 @@ from textual import events  # noqa: E402
 from textual.message import Message  # noqa: E402
 
 from tests.helpers.model_server import Reply, ScriptedModelServer, write_script  # noqa: E402
+from tests.helpers.scripted_config import scripted_config  # noqa: E402
 from turnstone_tui.app.app import TurnstoneApp  # noqa: E402
-from turnstone_tui.config import Config  # noqa: E402
 from turnstone_tui.runtime import Runtime, RuntimeOptions  # noqa: E402
 from turnstone_tui.widgets.chat_messages import AssistantMessage  # noqa: E402
 
@@ -89,14 +89,9 @@ class ServerProcess:
 
 
 async def make_runtime(server: ScriptedModelServer | ServerProcess, tmp: Path) -> Runtime:
-    config = Config()
-    config.api.base_url = server.openai_base_url
-    config.api.api_key = "bench"
-    config.model.name = "scripted-model"
-    config.model.provider = "openai"
-    config.model.context_window = 200_000
-    config.model.retries = 0
-    config.db_path = str(tmp / "bench.db")
+    config = scripted_config(
+        server.openai_base_url, tmp / "bench.db", context_window=200_000, api_key="bench"
+    )
     workdir = tmp / "work"
     workdir.mkdir(parents=True, exist_ok=True)
     options = RuntimeOptions(cwd=workdir, start_mcp=False, start_watches=False)

@@ -22,9 +22,9 @@ if str(_ROOT) not in sys.path:
     sys.path.insert(0, str(_ROOT))
 
 from tests.helpers.model_server import Reply, ScriptedModelServer  # noqa: E402
+from tests.helpers.scripted_config import scripted_config  # noqa: E402
 from turnstone_tui.app.app import TurnstoneApp  # noqa: E402
 from turnstone_tui.app.screens.help import HelpScreen  # noqa: E402
-from turnstone_tui.config import Config  # noqa: E402
 from turnstone_tui.runtime import Runtime, RuntimeOptions  # noqa: E402
 from turnstone_tui.widgets import clock  # noqa: E402
 from turnstone_tui.widgets.prompt_input import CompletionMenu  # noqa: E402
@@ -72,14 +72,7 @@ def frozen_clock() -> Iterator[None]:
 def make_app(server: ScriptedModelServer, tmp_path: Path) -> TurnstoneApp:
     workdir = tmp_path / "project"
     workdir.mkdir(exist_ok=True)
-    config = Config()
-    config.api.base_url = server.openai_base_url
-    config.api.api_key = "test-key"
-    config.model.name = "scripted-model"
-    config.model.provider = "openai"
-    config.model.context_window = 32000
-    config.model.retries = 0
-    config.db_path = str(tmp_path / "turnstone.db")
+    config = scripted_config(server.openai_base_url, tmp_path / "turnstone.db", context_window=32000)
     options = RuntimeOptions(cwd=workdir, start_mcp=False, start_watches=False)
 
     async def factory() -> Runtime:

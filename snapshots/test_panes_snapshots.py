@@ -25,10 +25,10 @@ if str(_ROOT) not in sys.path:
     sys.path.insert(0, str(_ROOT))
 
 from tests.helpers.model_server import Reply, ScriptedModelServer  # noqa: E402
+from tests.helpers.scripted_config import scripted_config  # noqa: E402
 from turnstone_tui.app.app import TurnstoneApp  # noqa: E402
 from turnstone_tui.app.screens.approval import ApprovalScreen  # noqa: E402
 from turnstone_tui.app.screens.plan_review import PlanReviewScreen  # noqa: E402
-from turnstone_tui.config import Config  # noqa: E402
 from turnstone_tui.runtime import Runtime, RuntimeOptions  # noqa: E402
 from turnstone_tui.widgets import clock  # noqa: E402
 from turnstone_tui.widgets.mcp_panel import McpPanel  # noqa: E402
@@ -66,14 +66,7 @@ def frozen_clock() -> Iterator[None]:
 def make_app(server: ScriptedModelServer, tmp_path: Path, mcp_servers: dict | None = None) -> TurnstoneApp:
     workdir = tmp_path / "work"
     workdir.mkdir(exist_ok=True)
-    config = Config()
-    config.api.base_url = server.openai_base_url
-    config.api.api_key = "test-key"
-    config.model.name = "scripted-model"
-    config.model.provider = "openai"
-    config.model.context_window = 8000
-    config.model.retries = 0
-    config.db_path = str(tmp_path / "turnstone.db")
+    config = scripted_config(server.openai_base_url, tmp_path / "turnstone.db")
     options = RuntimeOptions(cwd=workdir, start_mcp=False, start_watches=False)
     if mcp_servers is not None:
         mcp_file = tmp_path / "mcp.json"

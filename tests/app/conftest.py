@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.model_server import ScriptedModelServer
+from tests.helpers.scripted_config import scripted_config
 from turnstone_tui.app.app import TurnstoneApp
 from turnstone_tui.config import Config, ModelAlias
 from turnstone_tui.runtime import Runtime, RuntimeOptions
@@ -17,14 +18,7 @@ APP_SIZE = (100, 30)
 
 
 def make_config(server: ScriptedModelServer, tmp_path: Path) -> Config:
-    config = Config()
-    config.api.base_url = server.openai_base_url
-    config.api.api_key = "test-key"
-    config.model.name = "scripted-model"
-    config.model.provider = "openai"
-    config.model.context_window = 8000
-    config.model.retries = 0
-    config.db_path = str(tmp_path / "turnstone.db")
+    config = scripted_config(server.openai_base_url, tmp_path / "turnstone.db")
     config.models["fast"] = ModelAlias(
         name="scripted-fast", provider="openai", base_url=server.openai_base_url, api_key="test-key"
     )
