@@ -212,7 +212,10 @@ async def test_command_palette_lists_slash_commands(
         await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette), what="the palette")
         for char in "permissions":
             await pilot.press(char)
-        await pilot.pause(0.5)
+        await wait_until(
+            pilot, lambda: app.screen.query_one("CommandList").option_count > 0, what="palette hits"
+        )
+        await pilot.pause(0.2)
         await pilot.press("enter")
         await wait_until(
             pilot, lambda: isinstance(app.screen, PermissionsScreen), what="/permissions via palette"

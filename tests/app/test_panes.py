@@ -55,7 +55,7 @@ async def test_write_is_batched_per_frame_and_keeps_order() -> None:
         for i in range(1, 101):
             panes.write("c1", str(i), "stdout")
         assert pane.lines == []  # nothing rendered per line: it waits for the frame's flush
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: len(pane.lines) == 100, 5)
         assert pane.lines == [str(i) for i in range(1, 101)]
 
 
@@ -68,10 +68,11 @@ async def test_real_bash_streams_into_two_panes_side_by_side(tmp_path: Path) -> 
             real_bash(panes, "a", "for i in 1 2 3; do echo a$i; done", tmp_path),
             real_bash(panes, "b", "echo out; echo oops >&2; exit 1", tmp_path),
         )
-        await pilot.pause(0.1)
-        assert panes.display and panes.has_class("-two")
         a, b = panes.pane("a"), panes.pane("b")
         assert a is not None and b is not None
+        # Lines reach a pane at the next frame's flush.
+        await wait_until(pilot, lambda: len(a.lines) == 3 and len(b.lines) == 2, 5)
+        assert panes.display and panes.has_class("-two")
         assert a.lines == ["a1", "a2", "a3"]
         assert sorted(b.lines) == ["oops", "out"]
         assert a.region.y == b.region.y and a.region.x < b.region.x  # side by side
@@ -143,8 +144,8 @@ async def test_ansi_colours_rendered_and_stderr_marked() -> None:
         pane = panes.start("c1", "ls --color")
         panes.write("c1", "\x1b[1;34mbin\x1b[0m plain")
         panes.write("c1", "broken", "stderr")
-        await pilot.pause(0.1)
         log = pane.log_view
+        await wait_until(pilot, lambda: log.line_count >= 2, 5)
         first = log.render_line(0)
         text = "".join(seg.text for seg in first)
         assert "\x1b" not in text and text.startswith("bin plain")
