@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -26,7 +26,6 @@ from tests.helpers.scripted_config import scripted_config  # noqa: E402
 from turnstone_tui.app.app import TurnstoneApp  # noqa: E402
 from turnstone_tui.app.screens.help import HelpScreen  # noqa: E402
 from turnstone_tui.runtime import Runtime, RuntimeOptions  # noqa: E402
-from turnstone_tui.widgets import clock  # noqa: E402
 from turnstone_tui.widgets.prompt_input import CompletionMenu  # noqa: E402
 
 pytestmark = pytest.mark.timeout(120)
@@ -51,22 +50,6 @@ def parse_date(text: str, tz: str = "UTC") -> datetime:
 """
 
 REASONING = "The user asks why the test fails. The traceback points at parse_date and a naive datetime."
-
-
-@pytest.fixture
-def model_server() -> Iterator[ScriptedModelServer]:
-    server = ScriptedModelServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
-@pytest.fixture(autouse=True)
-def frozen_clock() -> Iterator[None]:
-    clock.freeze(1000.0)
-    yield
-    clock.freeze(None)
 
 
 def make_app(server: ScriptedModelServer, tmp_path: Path) -> TurnstoneApp:

@@ -13,7 +13,7 @@ import json
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -30,7 +30,6 @@ from turnstone_tui.app.app import TurnstoneApp  # noqa: E402
 from turnstone_tui.app.screens.approval import ApprovalScreen  # noqa: E402
 from turnstone_tui.app.screens.plan_review import PlanReviewScreen  # noqa: E402
 from turnstone_tui.runtime import Runtime, RuntimeOptions  # noqa: E402
-from turnstone_tui.widgets import clock  # noqa: E402
 from turnstone_tui.widgets.mcp_panel import McpPanel  # noqa: E402
 from turnstone_tui.widgets.pane_grid import ParallelPanes  # noqa: E402
 
@@ -40,27 +39,11 @@ SIZE = (120, 36)
 DEMO_SERVER = _ROOT / "tests" / "helpers" / "mcp_servers" / "demo_server.py"
 
 
-@pytest.fixture
-def model_server() -> Iterator[ScriptedModelServer]:
-    server = ScriptedModelServer().start()
-    try:
-        yield server
-    finally:
-        server.stop()
-
-
 @pytest.fixture(autouse=True)
 def deterministic_ids(monkeypatch: pytest.MonkeyPatch) -> None:
     """Session and plan ids come from uuid4: make them repeatable so the screens are."""
     counter = itertools.count(1)
     monkeypatch.setattr(uuid, "uuid4", lambda: uuid.UUID(int=next(counter)))
-
-
-@pytest.fixture(autouse=True)
-def frozen_clock() -> Iterator[None]:
-    clock.freeze(1000.0)
-    yield
-    clock.freeze(None)
 
 
 def make_app(server: ScriptedModelServer, tmp_path: Path, mcp_servers: dict | None = None) -> TurnstoneApp:
