@@ -71,7 +71,7 @@ def _call_spec(item: Any) -> ToolCallSpec:
 class Reply:
     """One scripted model response. Build with the class methods, not the constructor."""
 
-    kind: str = "text"  # text | tools | error | cut
+    kind: str = "text"  # text | tools | error | cut | stream_error
     content: str = ""
     reasoning: str = ""
     think_tags: bool = False  # OpenAI only: reasoning sent as <think>..</think> inside content
@@ -79,7 +79,7 @@ class Reply:
     status: int = 200
     error_message: str = ""
     headers: dict[str, str] = field(default_factory=dict)
-    cut_at: int | None = None  # SSE events sent before the connection is dropped
+    cut_at: int | None = None  # SSE events sent before the connection is dropped (or the error event)
     clean_cut: bool = False  # end the HTTP body properly, just without the protocol's terminator
     chunk_size: int = 4  # characters per content / reasoning / arguments delta
     delay: float = 0.0  # seconds between SSE events
@@ -134,6 +134,12 @@ class Reply:
         ``clean=True``, end the body normally without ``[DONE]`` / ``message_stop``)."""
         return cls(kind="cut", content=text, cut_at=events, clean_cut=clean, **options)
 
+    @classmethod
+    def error_in_stream(cls, events: int, message: str, text: str = DEFAULT_CUT_TEXT, **options: Any) -> Reply:
+        """Stream ``text`` for ``events`` SSE events, then send an error event in the stream (as a
+        server does when generation fails after the 200 response started) and end the body."""
+        return cls(kind="stream_error", content=text, cut_at=events, error_message=message, **options)
+
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["calls"] = [[c.name, c.arguments, c.id] if c.id else [c.name, c.arguments] for c in self.calls]
@@ -154,6 +160,12 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]  # lower-cased names
     body: Any  # parsed JSON, or the raw text if it was not JSON, or None
+
+    @classmethod
+    def error_in_stream(cls, events: int, message: str, text: str = DEFAULT_CUT_TEXT, **options: Any) -> Reply:
+        """Stream ``text`` for ``events`` SSE events, then send an error event in the stream (as a
+        server does when generation fails after the 200 response started) and end the body."""
+        return cls(kind="stream_error", content=text, cut_at=events, error_message=message, **options)
 
     def to_dict(self) -> dict[str, Any]:
         return {"method": self.method, "path": self.path, "headers": self.headers, "body": self.body}
@@ -422,6 +434,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(200, make(reply, body, n))
             return
         events = (openai_events if protocol == "openai" else anthropic_events)(reply, body, n)
+        if reply.kind == "stream_error":
+            limit = reply.cut_at or 0
+            if protocol == "openai":
+                error = f"data: {json.dumps(openai_error(reply))}\n\n"
+            else:
+                error = f"event: error\ndata: {json.dumps(anthropic_error(reply))}\n\n"
+            events = [*events[:limit], error]
         self._stream(reply, events)
 
     def _json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:

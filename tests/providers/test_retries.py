@@ -86,6 +86,18 @@ async def test_cut_mid_stream_is_an_error_not_a_truncated_answer(
     assert len(model_server.model_requests()) == 1  # output already shown: no silent retry
 
 
+async def test_error_event_inside_the_stream_is_reported_with_its_message(
+    model_server: ScriptedModelServer, any_provider: Provider, stream_until_error
+) -> None:
+    model_server.script(
+        [Reply.error_in_stream(6, "the model crashed", "one two three four five six seven", status=500)]
+    )
+    collected, error = await stream_until_error(any_provider)
+    assert "the model crashed" in str(error)
+    assert collected.text and not collected.done
+    assert len(model_server.model_requests()) == 1
+
+
 async def test_clean_close_without_terminator_is_an_error(
     model_server: ScriptedModelServer, any_provider: Provider, stream_until_error
 ) -> None:
