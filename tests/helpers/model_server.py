@@ -135,7 +135,9 @@ class Reply:
         return cls(kind="cut", content=text, cut_at=events, clean_cut=clean, **options)
 
     @classmethod
-    def error_in_stream(cls, events: int, message: str, text: str = DEFAULT_CUT_TEXT, **options: Any) -> Reply:
+    def error_in_stream(
+        cls, events: int, message: str, text: str = DEFAULT_CUT_TEXT, **options: Any
+    ) -> Reply:
         """Stream ``text`` for ``events`` SSE events, then send an error event in the stream (as a
         server does when generation fails after the 200 response started) and end the body."""
         return cls(kind="stream_error", content=text, cut_at=events, error_message=message, **options)
@@ -162,7 +164,9 @@ class RecordedRequest:
     body: Any  # parsed JSON, or the raw text if it was not JSON, or None
 
     @classmethod
-    def error_in_stream(cls, events: int, message: str, text: str = DEFAULT_CUT_TEXT, **options: Any) -> Reply:
+    def error_in_stream(
+        cls, events: int, message: str, text: str = DEFAULT_CUT_TEXT, **options: Any
+    ) -> Reply:
         """Stream ``text`` for ``events`` SSE events, then send an error event in the stream (as a
         server does when generation fails after the 200 response started) and end the body."""
         return cls(kind="stream_error", content=text, cut_at=events, error_message=message, **options)
