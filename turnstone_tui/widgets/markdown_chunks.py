@@ -26,6 +26,8 @@ from textual.widget import Widget
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownStream
 
+from .answer_markdown import AnswerMarkdown
+
 _HEADING_BLOCKS = tuple(Markdown.BLOCKS[f"h{level}"] for level in range(1, 7))
 
 QUIET_PASSES = 2  # layout passes a frozen chunk must sit unchanged before it is virtualised
@@ -131,7 +133,7 @@ class MarkdownChunk(Widget):
         self._ready = asyncio.Event()
 
     def compose(self) -> ComposeResult:
-        yield Markdown(self._initial)
+        yield AnswerMarkdown(self._initial)
 
     async def on_mount(self) -> None:
         # Children are mounted (and Markdown's first update done) before the parent's Mount.

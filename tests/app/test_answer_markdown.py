@@ -1,0 +1,122 @@
+"""AnswerMarkdown draws simple list items as one widget; it must look exactly like Textual's Markdown."""
+
+from __future__ import annotations
+
+import pytest
+from textual.app import App, ComposeResult
+from textual.widgets import Markdown
+
+from turnstone_tui.widgets.answer_markdown import AnswerMarkdown, MarkdownListLine
+
+LISTS = """Intro.
+
+- a short item
+- an item with **bold**, `code` and a [link](https://example.com/docs) that is long enough to wrap
+  around at least once or twice on a narrow screen
+- item with nested
+  - nested one
+  - nested two that is also long enough to wrap at the narrow width we use here
+- last
+
+7. seven
+8. eight, which wraps because it is long enough to wrap on this narrow screen width
+9. nine
+10. ten
+
+* loose item one
+
+* loose item two
+
+1.
+2. an empty item above
+
+After.
+"""
+
+
+class MarkdownApp(App[None]):
+    def __init__(self, widget: type[Markdown], theme: str) -> None:
+        super().__init__()
+        self.widget = widget
+        self.start_theme = theme
+        self.clicked: list[str] = []
+
+    def compose(self) -> ComposeResult:
+        yield self.widget(LISTS, open_links=False)
+
+    def on_mount(self) -> None:
+        self.theme = self.start_theme
+
+    def on_markdown_link_clicked(self, message: Markdown.LinkClicked) -> None:
+        self.clicked.append(message.href)
+
+
+Cell = tuple[str, str]
+
+
+def screen_cells(app: App[None]) -> list[list[Cell]]:
+    """Each screen cell as (character, style); a blank cell only by its background (a blank's
+    foreground colour is invisible). Selection offsets in the styles' metadata are ignored."""
+    lines = []
+    for strip in app.screen._compositor.render_strips():
+        cells: list[Cell] = []
+        for segment in strip:
+            style = segment.style
+            for char in segment.text:
+                shown = str(style.bgcolor if style else None) if char == " " else str(style)
+                cells.append((char, shown))
+        lines.append(cells)
+    return lines
+
+
+async def render(widget: type[Markdown], theme: str, width: int) -> list[list[Cell]]:
+    app = MarkdownApp(widget, theme)
+    async with app.run_test(size=(width, 44)) as pilot:
+        await pilot.pause()
+        return screen_cells(app)
+
+
+@pytest.mark.parametrize("theme", ["textual-dark", "textual-light"])
+@pytest.mark.parametrize("width", [36, 61, 100])
+async def test_lists_look_exactly_like_textuals_markdown(theme: str, width: int) -> None:
+    stock = await render(Markdown, theme, width)
+    compact = await render(AnswerMarkdown, theme, width)
+    assert ["".join(char for char, _ in line) for line in compact] == [
+        "".join(char for char, _ in line) for line in stock
+    ]
+    assert compact == stock
+    assert any("nested two" in "".join(char for char, _ in line) for line in compact)
+
+
+async def test_simple_items_are_one_widget_and_nested_items_keep_textuals_structure() -> None:
+    app = MarkdownApp(AnswerMarkdown, "textual-dark")
+    async with app.run_test(size=(80, 44)) as pilot:
+        await pilot.pause()
+        lines = app.query(MarkdownListLine)
+        texts = [line._content.plain for line in lines]
+        assert "a short item" in texts and "nested one" in texts and "ten" in texts
+        assert "item with nested" not in texts  # a paragraph plus a list: Textual's own item
+        assert [line.marker for line in lines if line._content.plain in ("seven", "ten")] == [
+            "  7. ",
+            " 10. ",
+        ]
+
+
+async def test_a_link_in_a_compact_list_item_is_clickable() -> None:
+    app = MarkdownApp(AnswerMarkdown, "textual-dark")
+    async with app.run_test(size=(80, 44)) as pilot:
+        await pilot.pause()
+        item = next(line for line in app.query(MarkdownListLine) if "link" in line._content.plain)
+        row = next(
+            y
+            for y, text in enumerate(strip.text for strip in item.render_lines(item.region.reset_offset))
+            if "link" in text
+        )
+        column = next(
+            strip.text.index("link")
+            for strip in item.render_lines(item.region.reset_offset)
+            if "link" in strip.text
+        )
+        await pilot.click(item, offset=(column + 1, row))
+        await pilot.pause()
+        assert app.clicked == ["https://example.com/docs"]
