@@ -220,11 +220,7 @@ def answer(app: TurnstoneApp) -> AssistantMessage | None:
 def holds_document(app: TurnstoneApp, document: str) -> bool:
     """The answer's Markdown chunks hold the whole text and no append is still mounting blocks."""
     message = answer(app)
-    return (
-        message is not None
-        and message.settled
-        and message.rendered_source.strip() == document.strip()
-    )
+    return message is not None and message.settled and message.rendered_source.strip() == document.strip()
 
 
 class FrameWatch:
