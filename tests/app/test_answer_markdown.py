@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from textual.app import App, ComposeResult
 from textual.widgets import Markdown
@@ -16,6 +18,14 @@ LISTS = """Intro.
 - item with nested
   - nested one
   - nested two that is also long enough to wrap at the narrow width we use here
+- an item with code:
+
+  ```python
+  print("in the item")
+  ```
+- a loose item
+
+  with a second paragraph that wraps because it is long enough to wrap on a narrow screen
 - last
 
 7. seven
@@ -69,23 +79,26 @@ def screen_cells(app: App[None]) -> list[list[Cell]]:
     return lines
 
 
-async def render(widget: type[Markdown], theme: str, width: int) -> list[list[Cell]]:
+async def render(widget: type[Markdown], theme: str, width: int) -> tuple[list[list[Cell]], str]:
+    """The screen's cells and its SVG screenshot (as snapshot tests store it; ids normalised)."""
     app = MarkdownApp(widget, theme)
-    async with app.run_test(size=(width, 44)) as pilot:
+    async with app.run_test(size=(width, 50)) as pilot:
         await pilot.pause()
-        return screen_cells(app)
+        return screen_cells(app), re.sub(r"terminal-\d+", "terminal", app.export_screenshot())
 
 
 @pytest.mark.parametrize("theme", ["textual-dark", "textual-light"])
 @pytest.mark.parametrize("width", [36, 61, 100])
 async def test_lists_look_exactly_like_textuals_markdown(theme: str, width: int) -> None:
-    stock = await render(Markdown, theme, width)
-    compact = await render(AnswerMarkdown, theme, width)
+    stock, stock_svg = await render(Markdown, theme, width)
+    compact, compact_svg = await render(AnswerMarkdown, theme, width)
     assert ["".join(char for char, _ in line) for line in compact] == [
         "".join(char for char, _ in line) for line in stock
     ]
     assert compact == stock
-    assert any("nested two" in "".join(char for char, _ in line) for line in compact)
+    texts = ["".join(char for char, _ in line) for line in compact]
+    assert any("nested two" in text for text in texts) and any("After." in text for text in texts)
+    assert compact_svg == stock_svg
 
 
 async def test_simple_items_are_one_widget_and_nested_items_keep_textuals_structure() -> None:
@@ -95,7 +108,7 @@ async def test_simple_items_are_one_widget_and_nested_items_keep_textuals_struct
         lines = app.query(MarkdownListLine)
         texts = [line._content.plain for line in lines]
         assert "a short item" in texts and "nested one" in texts and "ten" in texts
-        assert "item with nested" not in texts  # a paragraph plus a list: Textual's own item
+        assert "item with nested" in texts and "with a second paragraph" not in "".join(texts)
         assert [line.marker for line in lines if line._content.plain in ("seven", "ten")] == [
             "  7. ",
             " 10. ",

@@ -4,13 +4,14 @@ Textual renders a list item as ``Horizontal(MarkdownBullet, Vertical(MarkdownPar
 answer's lists are mostly one-paragraph items, and every widget costs a mount, a message queue and
 a place in each reflow: in a typical streamed section 28 of 37 widgets were list-item scaffolding.
 Here an item whose only block is a paragraph is a single :class:`MarkdownListLine` that draws the
-marker and wraps the paragraph with a hanging indent, so it looks exactly the same (tested against
-the stock widget, cell by cell). Items holding more (a nested list, several paragraphs) keep
-Textual's structure.
+marker and wraps the paragraph with a hanging indent; whatever else the item holds (a nested list,
+a fence) follows in one column indented past the marker. It looks exactly the same (tested against
+the stock widget, cell by cell).
 """
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content, Span
@@ -58,7 +59,9 @@ class MarkdownListLine(MarkdownParagraph):
         if self._wrapped is not None and self._wrapped[0] == width:
             return self._wrapped[1]
         marker = Content(self.marker, spans=[Span(0, len(self.marker), f".{MARKER_CLASS}")])
-        indent = Content(" " * marker.cell_length)
+        # The indent is styled as the marker (blank either way): as a segment of its own it keeps
+        # its width in SVG screenshots, where leading spaces of a text run may collapse.
+        indent = Content(" " * marker.cell_length, spans=[Span(0, marker.cell_length, f".{MARKER_CLASS}")])
         body_width = max(1, width - marker.cell_length)
         lines = self._content.wrap(body_width) or [Content("")]
         laid_out = Content("\n").join([marker + lines[0], *(indent + line for line in lines[1:])])
@@ -81,8 +84,14 @@ def _list_items(list_block: MarkdownBlock, markers: list[str]) -> ComposeResult:
     items = [block for block in list_block._blocks if isinstance(block, MarkdownListItem)]
     for item, marker in zip(items, markers, strict=True):
         blocks = item._blocks
-        if len(blocks) == 1 and type(blocks[0]) is MarkdownParagraph:
+        if blocks and type(blocks[0]) is MarkdownParagraph:
             yield MarkdownListLine(blocks[0], marker)
+            if len(blocks) > 1:
+                # The rest of the item (a nested list, a fence, more paragraphs) goes below,
+                # indented past the marker, as in Textual's column beside the bullet.
+                rest = Vertical(*blocks[1:], classes="list-item-rest")
+                rest.styles.margin = (0, 0, 0, cell_len(marker))
+                yield rest
         else:
             bullet = MarkdownBullet()
             bullet.symbol = marker
