@@ -40,6 +40,14 @@ LISTS = """Intro.
 1.
 2. an empty item above
 
+> a quote of one paragraph with **bold** text that is long enough to wrap on a narrow screen
+lazy continuation
+
+> a quote of two paragraphs
+>
+> the second one
+> > and a nested quote
+
 After.
 """
 

@@ -157,6 +157,13 @@ async def test_a_streamed_answer_in_chunks_looks_the_same_as_one_document(small_
         await settle(pilot, message)
         assert len(message.chunks) > 3
         assert message.rendered_source == source
+        # Settled chunks get a fixed height (so they are not measured again on every frame):
+        # the pinned heights must be exactly what the chunks measure.
+        for _ in range(100):
+            if all(chunk.pin_verified for chunk in message.chunks):
+                break
+            await pilot.pause(0.01)
+        assert all(chunk.pin_verified for chunk in message.chunks)
         assert screen_lines(chunked_app) == expected
 
 
@@ -191,7 +198,7 @@ async def test_a_long_answer_keeps_only_what_is_near_the_viewport_laid_out(small
         assert chat.virtualised_chunks > len(message.chunks) // 2
         laid_out = len(app.screen._compositor.full_map)
         in_dom = sum(1 for _ in message.walk_children())
-        assert in_dom > 800 and laid_out * 5 < in_dom, (in_dom, laid_out)
+        assert in_dom > 600 and laid_out * 5 < in_dom, (in_dom, laid_out)
         height = chat.virtual_size.height
 
         # Going to the top shows the beginning again, at the same place.

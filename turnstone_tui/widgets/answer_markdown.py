@@ -19,8 +19,10 @@ from textual.geometry import Size
 from textual.widgets import Markdown
 from textual.widgets._markdown import (
     MarkdownBlock,
+    MarkdownBlockQuote,
     MarkdownBullet,
     MarkdownBulletList,
+    MarkdownList,
     MarkdownListItem,
     MarkdownOrderedList,
     MarkdownOrderedListItem,
@@ -86,9 +88,13 @@ def _list_items(list_block: MarkdownBlock, markers: list[str]) -> ComposeResult:
         blocks = item._blocks
         if blocks and type(blocks[0]) is MarkdownParagraph:
             yield MarkdownListLine(blocks[0], marker)
-            if len(blocks) > 1:
-                # The rest of the item (a nested list, a fence, more paragraphs) goes below,
-                # indented past the marker, as in Textual's column beside the bullet.
+            # The rest of the item (a nested list, a fence, more paragraphs) goes below,
+            # indented past the marker, as in Textual's column beside the bullet.
+            if len(blocks) == 2 and isinstance(blocks[1], MarkdownList):
+                nested = blocks[1]  # (a nested list has no margin of its own to keep)
+                nested.styles.margin = (0, 0, 0, cell_len(marker))
+                yield nested
+            elif len(blocks) > 1:
                 rest = Vertical(*blocks[1:], classes="list-item-rest")
                 rest.styles.margin = (0, 0, 0, cell_len(marker))
                 yield rest
@@ -122,6 +128,17 @@ class CompactOrderedList(MarkdownOrderedList):
         yield from _list_items(self, markers)
 
 
+class CompactBlockQuote(MarkdownBlockQuote):
+    """A quote of one paragraph draws the paragraph's text itself (one widget instead of two)."""
+
+    def compose(self) -> ComposeResult:
+        if len(self._blocks) == 1 and type(self._blocks[0]) is MarkdownParagraph:
+            self.set_content(self._blocks[0]._content)
+            self._blocks.clear()
+            return
+        yield from super().compose()
+
+
 class AnswerMarkdown(Markdown):
     """The Markdown widget the chat streams answers into."""
 
@@ -129,4 +146,5 @@ class AnswerMarkdown(Markdown):
         **Markdown.BLOCKS,
         "bullet_list_open": CompactBulletList,
         "ordered_list_open": CompactOrderedList,
+        "blockquote_open": CompactBlockQuote,
     }

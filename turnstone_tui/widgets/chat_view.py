@@ -74,7 +74,8 @@ class ChatView(VerticalScroll, can_focus=True):
             self.call_after_refresh(self._virtualise)
 
     def _virtualise(self) -> None:
-        """Show the frozen chunks within ``REACH`` viewports of the view, hide the others."""
+        """Show the frozen chunks within ``REACH`` viewports of the view, hide the others, and
+        fix the height of every frozen chunk once it has settled (see ``MarkdownChunk.pin``)."""
         self._virtualise_pending = False
         viewport = self.region
         if not viewport:
@@ -90,12 +91,19 @@ class ChatView(VerticalScroll, can_focus=True):
             region = chunk.region
             if not region:
                 continue  # not laid out (hidden by /raw, or not yet arranged)
-            if region.overlaps(window):
+            near = region.overlaps(window)
+            if near:
                 chunk.realise()
+            if chunk.virtualised:
+                continue
+            if chunk.pinned:
+                if chunk.check_pin() and chunk.pin_verified:
+                    if not near:
+                        chunk.virtualise()
+                    continue
             elif chunk.note_quiet():
-                chunk.virtualise()
-            else:
-                unsettled = True
+                chunk.pin()
+            unsettled = True  # waiting for the chunk to settle, or for its pin to be verified
         self._frozen_chunks = attached
         if unsettled:
             self._schedule_virtualise()  # again after the next layout

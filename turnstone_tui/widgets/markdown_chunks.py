@@ -127,6 +127,8 @@ class MarkdownChunk(Widget):
         self.frozen = False
         self.virtualised = False
         self._quiet_passes = 0
+        self._pinned_width: int | None = None  # the width its fixed height was measured at
+        self._pin_checks = 0
         # Text written before the Markdown finished its first render waits here: appending while
         # Markdown's initial update runs would render it twice.
         self._early: list[str] = [source] if live and source else []
@@ -234,26 +236,66 @@ class MarkdownChunk(Widget):
         self._quiet_passes += 1
         return self._quiet_passes >= QUIET_PASSES
 
-    def virtualise(self) -> None:
-        """Keep the space, drop the widgets from layout (the chunk is far from the viewport)."""
-        if self.virtualised:
-            return
+    @property
+    def pinned(self) -> bool:
+        return self._pinned_width is not None
+
+    @property
+    def pin_verified(self) -> bool:
+        """The pinned height held on ``QUIET_PASSES`` later layout passes."""
+        return self._pinned_width is not None and self._pin_checks >= QUIET_PASSES
+
+    def pin(self) -> None:
+        """Fix the chunk's height at what it measures now (it is frozen and quiet).
+
+        An auto-height chunk is measured again whenever its parent's height changes, which is on
+        every update of the answer's streaming chunk, and Textual's arrangement cache is keyed by
+        that height: every frozen chunk on screen was laid out again, block by block, on every
+        frame. A fixed height takes it out of that."""
         height = self.outer_size.height
-        if height <= 0:
+        if self.pinned or height <= 0 or not self.size.width or self.markdown.outer_size.height != height:
+            return
+        self._pinned_width = self.size.width
+        self._pin_checks = 0
+        self.styles.height = height
+
+    def check_pin(self) -> bool:
+        """Once per layout pass while pinned and shown: does the pinned height still match the
+        Markdown's own? A pin taken from a layout that was about to change (a margin trimmed, a
+        list still composing) is dropped, and the chunk is measured again."""
+        if self._pinned_width == self.size.width and self.markdown.outer_size.height == self.size.height:
+            self._pin_checks += 1
+            return True
+        self.unpin()
+        return False
+
+    def unpin(self) -> None:
+        if self._pinned_width is not None:
+            self._pinned_width = None
+            self._quiet_passes = 0
+            self.styles.clear_rule("height")
+
+    def virtualise(self) -> None:
+        """Keep the space, drop the widgets from layout (the chunk is far from the viewport).
+        Only with a verified pinned height: that is the space kept."""
+        if self.virtualised or not self.pin_verified:
             return
         self.virtualised = True
-        self.styles.height = height
         self.markdown.display = False
 
     def realise(self) -> None:
-        """Show the Markdown again (the chunk is near the viewport)."""
+        """Show the Markdown again (the chunk is near the viewport). If the width changed while
+        it was hidden, its pinned height is stale: it is measured again."""
         if not self.virtualised:
             return
         self.virtualised = False
         self.markdown.display = True
-        self.styles.clear_rule("height")
+        if self._pinned_width != self.size.width:
+            self.unpin()
 
     def width_changed(self) -> None:
-        """A virtualised chunk's height was measured at the old width: it is measured again when
-        it is realised; until then it keeps its old height."""
+        """The chat's width changed: a shown chunk is measured again now; a virtualised one keeps
+        its old height until it is realised."""
         self._quiet_passes = 0
+        if not self.virtualised:
+            self.unpin()
