@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -35,7 +34,7 @@ sys.path.insert(0, str(_ROOT))
 from textual import events  # noqa: E402
 from textual.message import Message  # noqa: E402
 
-from tests.helpers.model_server import Reply, ScriptedModelServer, write_script  # noqa: E402
+from tests.helpers.model_server import ModelServerProcess, Reply, ScriptedModelServer  # noqa: E402
 from tests.helpers.scripted_config import scripted_config  # noqa: E402
 from turnstone_tui.app.app import TurnstoneApp  # noqa: E402
 from turnstone_tui.runtime import Runtime, RuntimeOptions  # noqa: E402
@@ -50,47 +49,7 @@ SETTLE_TARGET_MS = 100.0
 FIRST_FRAME_TARGET_MS = 500.0
 
 
-class ServerProcess:
-    """The scripted model server in its own process, as a real model server would be (in a thread
-    of the bench process it would compete with the app for the GIL)."""
-
-    def __init__(self, replies: list[Reply], tmp: Path) -> None:
-        tmp.mkdir(parents=True, exist_ok=True)
-        self._script = write_script(tmp / "script.json", replies)
-        self._port_file = tmp / "port"
-        self._process: subprocess.Popen[bytes] | None = None
-        self.openai_base_url = ""
-
-    def __enter__(self) -> ServerProcess:
-        self._process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "tests.helpers.model_server",
-                "--script",
-                str(self._script),
-                "--port-file",
-                str(self._port_file),
-            ],
-            cwd=_ROOT,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 30
-        while not self._port_file.exists():
-            if time.monotonic() > deadline or self._process.poll() is not None:
-                raise RuntimeError("the scripted model server did not start")
-            time.sleep(0.02)
-        port = int(self._port_file.read_text())
-        self.openai_base_url = f"http://127.0.0.1:{port}/v1"
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._process is not None:
-            self._process.terminate()
-            self._process.wait(10)
-
-
-async def make_runtime(server: ScriptedModelServer | ServerProcess, tmp: Path) -> Runtime:
+async def make_runtime(server: ScriptedModelServer | ModelServerProcess, tmp: Path) -> Runtime:
     config = scripted_config(
         server.openai_base_url, tmp / "bench.db", context_window=200_000, api_key="bench"
     )
@@ -248,13 +207,15 @@ class FrameWatch:
 
 async def bench_stream(tmp: Path, tokens: int) -> dict[str, float]:
     document = markdown_document(tokens)
-    with ServerProcess(
+    # The server runs in its own process, as a real model server would (in a thread of this
+    # process it would take the GIL from the app).
+    with ModelServerProcess(
         [Reply.text(document, chunk_size=CHARS_PER_TOKEN, delay=TOKEN_DELAY)], tmp / "server"
     ) as server:
         return await stream_once(server, tmp, document)
 
 
-async def stream_once(server: ServerProcess, tmp: Path, document: str) -> dict[str, float]:
+async def stream_once(server: ModelServerProcess, tmp: Path, document: str) -> dict[str, float]:
     runtime = await make_runtime(server, tmp)
     app = TurnstoneApp(runtime, cwd=runtime.options.cwd)
     clock = TokenClock()

@@ -16,7 +16,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from tests.helpers.model_server import Reply, read_requests_file, write_script
+from tests.helpers.model_server import ModelServerProcess, Reply
 
 pytestmark = [
     pytest.mark.tmux,
@@ -96,59 +96,32 @@ LONG_ANSWER = (
 
 
 @pytest.fixture
-def model_server_process(tmp_path: Path) -> Iterator[tuple[Path, str]]:
+def model_server_process(tmp_path: Path) -> Iterator[tuple[ModelServerProcess, str]]:
     marker = f"turnstone-tmux-{uuid.uuid4().hex[:8]}"
-    script = write_script(
-        tmp_path / "script.json",
-        [
-            Reply.tools(
-                [
-                    ("bash", {"command": bash_loop("alpha", marker)}, "call_a"),
-                    ("bash", {"command": bash_loop("beta", marker)}, "call_b"),
-                ],
-                text="Running both builds.",
-            ),
-            Reply.text("Both builds **passed**: alpha and beta finished cleanly."),
-            Reply.text(LONG_ANSWER, chunk_size=24, delay=0.002),
-        ],
-    )
-    port_file = tmp_path / "port.txt"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "tests.helpers.model_server",
-            "--script",
-            str(script),
-            "--port-file",
-            str(port_file),
-        ],
-        cwd=ROOT,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        deadline = time.monotonic() + 15
-        while not port_file.exists():
-            if time.monotonic() > deadline or proc.poll() is not None:
-                raise RuntimeError("the model server did not start")
-            time.sleep(0.05)
-        yield Path(f"{port_file}.requests.jsonl"), marker
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+    replies = [
+        Reply.tools(
+            [
+                ("bash", {"command": bash_loop("alpha", marker)}, "call_a"),
+                ("bash", {"command": bash_loop("beta", marker)}, "call_b"),
+            ],
+            text="Running both builds.",
+        ),
+        Reply.text("Both builds **passed**: alpha and beta finished cleanly."),
+        Reply.text(LONG_ANSWER, chunk_size=24, delay=0.002),
+    ]
+    with ModelServerProcess(replies, tmp_path / "server") as server:
+        yield server, marker
 
 
-def test_real_app_in_tmux(tmp_path: Path, model_server_process: tuple[Path, str]) -> None:
-    requests_file, marker = model_server_process
-    port = (tmp_path / "port.txt").read_text().strip()
+def test_real_app_in_tmux(tmp_path: Path, model_server_process: tuple[ModelServerProcess, str]) -> None:
+    server, marker = model_server_process
     workdir = tmp_path / "project"
     workdir.mkdir()
     config = tmp_path / "config.toml"
     config.write_text(
         f'db_path = "{tmp_path / "turnstone.db"}"\n'
         "[api]\n"
-        f'base_url = "http://127.0.0.1:{port}/v1"\n'
+        f'base_url = "{server.openai_base_url}"\n'
         'api_key = "test-key"\n'
         "[model]\n"
         'name = "scripted-model"\n'
@@ -184,7 +157,7 @@ def test_real_app_in_tmux(tmp_path: Path, model_server_process: tuple[Path, str]
         assert side_by_side, f"panes are not side by side:\n{screen}"
         screen = tmux.wait_for(lambda s: "Both builds passed" in s, "the final answer", limit=40)
         assert "Both builds passed" in screen
-        requests = read_requests_file(requests_file)
+        requests = server.requests()
         posts = [r for r in requests if r["method"] == "POST"]
         assert len(posts) == 2  # (the third request is sent below)
         tool_results = {

@@ -30,6 +30,7 @@ import json
 import os
 import signal
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -659,6 +660,89 @@ def read_requests_file(path: str | Path) -> list[dict[str, Any]]:
     if not path.exists():
         return []
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+class ModelServerProcess:
+    """The scripted server as its own process (``python -m tests.helpers.model_server``), as a
+    real model server is: for the real app in tmux, and for benches, where a server thread would
+    take the GIL from the app. A context manager; ``openai_base_url`` etc. once entered."""
+
+    def __init__(
+        self,
+        replies: list[Reply],
+        workdir: Path,
+        *,
+        requests_file: Path | None = None,
+        start_timeout: float = 30.0,
+    ) -> None:
+        workdir.mkdir(parents=True, exist_ok=True)
+        self.script = write_script(workdir / "script.json", replies)
+        self.port_file = workdir / "port"
+        self.requests_file = requests_file or Path(f"{self.port_file}.requests.jsonl")
+        self.start_timeout = start_timeout
+        self.port = 0
+        self._process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def openai_base_url(self) -> str:
+        return f"{self.url}/v1"
+
+    @property
+    def anthropic_base_url(self) -> str:
+        return self.url
+
+    def requests(self) -> list[dict[str, Any]]:
+        """The requests served so far, as recorded by the server process."""
+        return read_requests_file(self.requests_file)
+
+    def __enter__(self) -> ModelServerProcess:
+        root = Path(__file__).resolve().parents[2]
+        self._process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "tests.helpers.model_server",
+                "--script",
+                str(self.script),
+                "--port-file",
+                str(self.port_file),
+                "--requests-file",
+                str(self.requests_file),
+            ],
+            cwd=root,
+            env={**os.environ, "PYTHONPATH": str(root)},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        deadline = time.monotonic() + self.start_timeout
+        while not self.port_file.exists():
+            if self._process.poll() is not None:
+                error = self._process.stderr.read().decode() if self._process.stderr else ""
+                raise RuntimeError(f"the scripted model server exited: {error}")
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError("the scripted model server did not start")
+            time.sleep(0.02)
+        self.port = int(self.port_file.read_text(encoding="utf-8"))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def stop(self) -> int | None:
+        """Terminate the server; its exit status (0 when it shut down cleanly)."""
+        if self._process is None:
+            return None
+        process, self._process = self._process, None
+        process.terminate()
+        status = process.wait(10)
+        if process.stderr is not None:
+            process.stderr.close()
+        return status
 
 
 def _parse_args(argv: list[str] | None) -> argparse.Namespace:

@@ -4,26 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import anthropic
 import openai
 
 from tests.helpers.model_server import (
+    ModelServerProcess,
     Reply,
     ScriptedModelServer,
     load_script,
-    read_requests_file,
     write_script,
 )
 from turnstone_tui.providers.base import ContentDelta, ModelRequest
 from turnstone_tui.providers.openai_provider import OpenAIProvider
 
-ROOT = Path(__file__).resolve().parents[2]
 
 
 async def test_non_streaming_openai_answer(model_server: ScriptedModelServer) -> None:
@@ -71,35 +66,11 @@ def test_script_round_trips_through_json(tmp_path: Path) -> None:
 
 
 def test_standalone_server_serves_a_script_and_records_requests(tmp_path: Path) -> None:
-    script = write_script(tmp_path / "script.json", [Reply.text("from a subprocess")])
-    port_file = tmp_path / "port"
-    requests_file = tmp_path / "requests.jsonl"
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "tests.helpers.model_server",
-            "--script",
-            str(script),
-            "--port-file",
-            str(port_file),
-            "--requests-file",
-            str(requests_file),
-        ],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        stderr=subprocess.PIPE,
-    )
-    try:
-        for _ in range(200):
-            if port_file.exists() or proc.poll() is not None:
-                break
-            time.sleep(0.05)
-        assert port_file.exists(), proc.stderr.read().decode() if proc.poll() is not None else "no port file"
-        port = int(port_file.read_text())
+    server = ModelServerProcess([Reply.text("from a subprocess")], tmp_path / "server")
+    with server:
 
         async def ask() -> str:
-            provider = OpenAIProvider(f"http://127.0.0.1:{port}/v1", "", "m")
+            provider = OpenAIProvider(server.openai_base_url, "", "m")
             text = ""
             async for event in provider.stream(ModelRequest(messages=[{"role": "user", "content": "ping"}])):
                 if isinstance(event, ContentDelta):
@@ -108,13 +79,11 @@ def test_standalone_server_serves_a_script_and_records_requests(tmp_path: Path) 
             return text
 
         assert asyncio.run(asyncio.wait_for(ask(), 20)) == "from a subprocess"
-        [record] = read_requests_file(requests_file)
+        [record] = server.requests()
         assert record["path"] == "/v1/chat/completions"
         assert record["body"]["messages"] == [{"role": "user", "content": "ping"}]
         assert json.loads(json.dumps(record))  # plain JSON
-    finally:
-        proc.terminate()
-        assert proc.wait(timeout=10) == 0
+        assert server.stop() == 0  # SIGTERM shuts it down cleanly
 
 
 async def test_server_configs_reach_the_server(
