@@ -20,7 +20,6 @@ from turnstone_tui.providers.base import ContentDelta, ModelRequest
 from turnstone_tui.providers.openai_provider import OpenAIProvider
 
 
-
 async def test_non_streaming_openai_answer(model_server: ScriptedModelServer) -> None:
     model_server.script(
         [
