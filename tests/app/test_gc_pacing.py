@@ -9,6 +9,7 @@ import pytest
 
 from tests.app.helpers import send, start
 from tests.helpers.model_server import Reply, ScriptedModelServer
+from turnstone_tui.app import gc_pacing
 from turnstone_tui.app.app import TurnstoneApp
 from turnstone_tui.app.gc_pacing import GcPacer
 
@@ -41,6 +42,23 @@ def test_a_long_turn_still_collects(restore_gc: None) -> None:
     pacer.tick()
     assert pacer.full_collections == 1
     assert pacer.deferring
+
+
+def test_a_long_turn_collects_at_a_quiet_moment_if_one_comes(
+    restore_gc: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    now = [1000.0]
+    monkeypatch.setattr(gc_pacing.time, "monotonic", lambda: now[0])
+    pacer = GcPacer(max_deferral=30)
+    pacer.turn_started()
+    now[0] += 31
+    pacer.tick(quiet=False)  # due, but output is streaming: wait for a pause
+    assert pacer.full_collections == 0
+    pacer.tick(quiet=True)
+    assert pacer.full_collections == 1
+    now[0] += 31 * gc_pacing.QUIET_WAIT_FACTOR
+    pacer.tick(quiet=False)  # no pause came for long: collect anyway
+    assert pacer.full_collections == 2
 
 
 def test_freezing_waits_for_the_end_of_a_turn(restore_gc: None) -> None:

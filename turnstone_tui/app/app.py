@@ -55,6 +55,8 @@ STREAM_SLICE_SECONDS = 0.005
 a turn (the rest is applied by a continuation queued behind them)."""
 STREAM_SLICE_LINES = 1000
 """Output lines written between two looks at the clock."""
+GC_QUIET_SECONDS = 1.0
+"""No streamed output for this long: a good moment for a long turn's full collection."""
 
 EngineMessageT = TypeVar("EngineMessageT", bound=m.EngineMessage)
 WidgetT = TypeVar("WidgetT", bound=Widget)
@@ -134,6 +136,7 @@ class TurnstoneApp(App[None]):
         self._remove_mcp_listener: Callable[[], None] | None = None
         self._session_ready = asyncio.Event()
         self._gc = GcPacer()
+        self._last_stream_batch = 0.0
         self._compaction: asyncio.Future[str] | None = None  # a running /compact (esc cancels it)
         config = runtime.config if runtime else None
         self._max_chat_widgets = config.ui.max_chat_widgets if config else 400
@@ -236,7 +239,7 @@ class TurnstoneApp(App[None]):
         if not self._session_ready.is_set():
             # A second after start-up (a full collection takes ~100 ms: not on the first frame).
             self.set_timer(1.0, self._gc.freeze_startup)
-            self.set_interval(5, self._gc.tick)
+            self.set_interval(1, self._gc_tick)
         self._session_ready.set()
         self.refresh_bindings()
 
@@ -378,6 +381,7 @@ class TurnstoneApp(App[None]):
 
     @on(m.StreamBatch)
     async def _on_stream_batch(self, message: m.StreamBatch) -> None:
+        self._last_stream_batch = time.monotonic()
         buffer = message.buffer
         if not buffer.consumed:
             buffer.consumed = True  # the bridge puts later items into a new batch (a new message)
@@ -591,6 +595,10 @@ class TurnstoneApp(App[None]):
         else:
             # After the last frame of the turn is drawn, and only if no new turn started.
             self.set_timer(0.2, self._collect_after_turn)
+
+    def _gc_tick(self) -> None:
+        # Quiet: no answer text or tool output reached the screen for a second.
+        self._gc.tick(quiet=time.monotonic() - self._last_stream_batch > GC_QUIET_SECONDS)
 
     def _collect_after_turn(self) -> None:
         if self.busy:

@@ -8,8 +8,9 @@ long enough to be seen as a frozen screen while an answer streams. So:
   frozen, so later full collections skip it;
 - while a turn runs, automatic full collections are put off (generations 0 and 1 still run, and
   they reclaim most garbage);
-- when the turn ends, and every ``max_deferral`` seconds during a very long turn, a full
-  collection is run, so cyclic garbage never builds up for long.
+- when the turn ends, and every ``max_deferral`` seconds during a very long turn (at a moment
+  when nothing streams, if one comes soon), a full collection is run, so cyclic garbage never
+  builds up for long.
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ import time
 
 # gen-2 threshold while a turn runs: "never, unless we ask".
 _DEFERRED_THRESHOLD = 1_000_000
+# A long turn's periodic collection waits for a quiet moment for up to this many deferrals.
+QUIET_WAIT_FACTOR = 4
 
 
 class GcPacer:
@@ -59,11 +62,14 @@ class GcPacer:
             if self._freeze_pending:
                 self.freeze_startup()
 
-    def tick(self) -> None:
-        """Call now and then: a turn that runs for long still gets a full collection."""
+    def tick(self, *, quiet: bool = True) -> None:
+        """Call now and then: a turn that runs for long still gets a full collection, at a quiet
+        moment (``quiet``: nothing is streaming onto the screen right now) if one comes within
+        ``QUIET_WAIT_FACTOR`` times ``max_deferral``, and then regardless."""
         if self._deferring_since is None:
             return
-        if time.monotonic() - self._deferring_since >= self.max_deferral:
+        waited = time.monotonic() - self._deferring_since
+        if waited >= self.max_deferral and (quiet or waited >= self.max_deferral * QUIET_WAIT_FACTOR):
             self.collect()
             self._deferring_since = time.monotonic()
 
