@@ -164,14 +164,6 @@ class RecordedRequest:
     headers: dict[str, str]  # lower-cased names
     body: Any  # parsed JSON, or the raw text if it was not JSON, or None
 
-    @classmethod
-    def error_in_stream(
-        cls, events: int, message: str, text: str = DEFAULT_CUT_TEXT, **options: Any
-    ) -> Reply:
-        """Stream ``text`` for ``events`` SSE events, then send an error event in the stream (as a
-        server does when generation fails after the 200 response started) and end the body."""
-        return cls(kind="stream_error", content=text, cut_at=events, error_message=message, **options)
-
     def to_dict(self) -> dict[str, Any]:
         return {"method": self.method, "path": self.path, "headers": self.headers, "body": self.body}
 
@@ -501,7 +493,25 @@ class _HTTPServer(ThreadingHTTPServer):
         super().handle_error(request, client_address)
 
 
-class ScriptedModelServer:
+class _Addresses:
+    """The base URLs the SDKs and configs use, from the server's ``port``."""
+
+    port: int
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def openai_base_url(self) -> str:
+        return f"{self.url}/v1"
+
+    @property
+    def anthropic_base_url(self) -> str:
+        return self.url
+
+
+class ScriptedModelServer(_Addresses):
     """The scripted server. ``start()`` runs it in a daemon thread; ``stop()`` shuts it down."""
 
     def __init__(
@@ -565,22 +575,9 @@ class ScriptedModelServer:
             time.sleep(0.01)
         return self.requests
 
-    # -- addresses
     @property
     def port(self) -> int:
         return int(self._httpd.server_address[1])
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def openai_base_url(self) -> str:
-        return f"{self.url}/v1"
-
-    @property
-    def anthropic_base_url(self) -> str:
-        return self.url
 
     # -- configs pointing at this server
     def config_values(self, protocol: str = "openai") -> dict[str, dict[str, Any]]:
@@ -662,7 +659,7 @@ def read_requests_file(path: str | Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-class ModelServerProcess:
+class ModelServerProcess(_Addresses):
     """The scripted server as its own process (``python -m tests.helpers.model_server``), as a
     real model server is: for the real app in tmux, and for benches, where a server thread would
     take the GIL from the app. A context manager; ``openai_base_url`` etc. once entered."""
@@ -682,18 +679,6 @@ class ModelServerProcess:
         self.start_timeout = start_timeout
         self.port = 0
         self._process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def openai_base_url(self) -> str:
-        return f"{self.url}/v1"
-
-    @property
-    def anthropic_base_url(self) -> str:
-        return self.url
 
     def requests(self) -> list[dict[str, Any]]:
         """The requests served so far, as recorded by the server process."""
