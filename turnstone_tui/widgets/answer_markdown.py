@@ -1,12 +1,14 @@
-"""Textual's Markdown with one widget per simple list item instead of four.
+"""Textual's Markdown with fewer widgets per block: one per list item instead of four.
 
 Textual renders a list item as ``Horizontal(MarkdownBullet, Vertical(MarkdownParagraph))``. An
 answer's lists are mostly one-paragraph items, and every widget costs a mount, a message queue and
 a place in each reflow: in a typical streamed section 28 of 37 widgets were list-item scaffolding.
-Here an item whose only block is a paragraph is a single :class:`MarkdownListLine` that draws the
-marker and wraps the paragraph with a hanging indent; whatever else the item holds (a nested list,
-a fence) follows in one column indented past the marker. It looks exactly the same (tested against
-the stock widget, cell by cell).
+Here an item's first paragraph is a single :class:`MarkdownListLine` that draws the marker and
+wraps the text with a hanging indent; whatever else the item holds (a nested list, a fence)
+follows, indented past the marker. A quote of one paragraph draws the text itself. It all looks
+exactly the same as Textual's own rendering (tests compare every cell and the SVG screenshot).
+
+The block classes come from Textual's private ``_markdown`` module (Textual is pinned exactly).
 """
 
 from __future__ import annotations
@@ -60,7 +62,7 @@ class MarkdownListLine(MarkdownParagraph):
         """The item laid out at ``width`` cells: one line of Content per screen line."""
         if self._wrapped is not None and self._wrapped[0] == width:
             return self._wrapped[1]
-        marker = Content(self.marker, spans=[Span(0, len(self.marker), f".{MARKER_CLASS}")])
+        marker = Content(self.marker, spans=[Span(0, len(self.marker), f".{MARKER_CLASS}")])  # (offsets)
         # The indent is styled as the marker (blank either way): as a segment of its own it keeps
         # its width in SVG screenshots, where leading spaces of a text run may collapse.
         indent = Content(" " * marker.cell_length, spans=[Span(0, marker.cell_length, f".{MARKER_CLASS}")])
@@ -79,7 +81,7 @@ class MarkdownListLine(MarkdownParagraph):
         return len(self._lines(width).split(allow_blank=True))
 
     def get_content_width(self, container: Size, viewport: Size) -> int:
-        return len(self.marker) + self._content.get_optimal_width(self.styles, container.width)
+        return cell_len(self.marker) + self._content.get_optimal_width(self.styles, container.width)
 
 
 def _list_items(list_block: MarkdownBlock, markers: list[str]) -> ComposeResult:
