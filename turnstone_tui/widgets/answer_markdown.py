@@ -62,7 +62,9 @@ class MarkdownListLine(MarkdownParagraph):
         """The item laid out at ``width`` cells: one line of Content per screen line."""
         if self._wrapped is not None and self._wrapped[0] == width:
             return self._wrapped[1]
-        marker = Content(self.marker, spans=[Span(0, len(self.marker), f".{MARKER_CLASS}")])  # (offsets)
+        marker = Content(
+            self.marker, spans=[Span(0, len(self.marker), f".{MARKER_CLASS}")]
+        )  # (spans count characters)
         # The indent is styled as the marker (blank either way): as a segment of its own it keeps
         # its width in SVG screenshots, where leading spaces of a text run may collapse.
         indent = Content(" " * marker.cell_length, spans=[Span(0, marker.cell_length, f".{MARKER_CLASS}")])
