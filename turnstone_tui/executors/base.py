@@ -77,6 +77,16 @@ class ReadTracker:
         self._stamps.pop(path.resolve(), None)
 
 
+@dataclass(frozen=True, slots=True)
+class McpPromptRef:
+    """An MCP prompt that needs no arguments, which the skill tool offers as a skill."""
+
+    name: str  # the server's own prompt name: the skill's name
+    qualified_name: str  # mcp__<server>__<prompt>, what get_prompt takes
+    server: str
+    description: str
+
+
 class McpBridge(Protocol):
     """What executors need from the MCP client (implemented by turnstone_tui.mcp)."""
 
@@ -85,6 +95,7 @@ class McpBridge(Protocol):
     async def get_prompt(self, qualified_name: str, arguments: dict[str, str]) -> ToolResult: ...
     def has_tool(self, qualified_name: str) -> bool: ...
     def tool_schema(self, qualified_name: str) -> dict[str, Any] | None: ...
+    def skill_prompts(self) -> list[McpPromptRef]: ...
 
 
 # Agent kinds for ToolContext.run_subagent

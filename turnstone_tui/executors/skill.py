@@ -15,13 +15,19 @@ parsed here without a YAML dependency. Without frontmatter the file name is the 
 ``load`` calls ``ctx.on_skill_loaded(name, content)`` (the session swaps the skill part of the
 system prompt) and records ``ctx.active_skill``. ``{{model}}`` and ``{{ws_id}}`` in the content
 become the model name and the session id.
+
+MCP prompts that need no arguments are skills too (turnstone's prompt-to-skill sync, locally): they
+are read from the connected servers' live prompt lists, so they appear when a server connects or
+announces a new prompt and go when it drops one; they are read-only (their text lives on the
+server, expanded on load) and a local skill of the same name wins.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +35,8 @@ from ..config import config_dir
 from ..core.bm25 import BM25Index
 from ..core.types import ExecContext, PreparedItem, ToolResult
 from .base import Preparer, ToolContext, error_item, require_str
+
+log = logging.getLogger(__name__)
 
 MAX_SKILL_BYTES = 256 * 1024
 SEARCH_RESULTS = 10
@@ -60,8 +68,14 @@ class Skill:
     description: str
     tags: tuple[str, ...]
     category: str
-    content: str
-    path: Path
+    content: str  # ("" for an MCP prompt until it is loaded)
+    path: Path | None = None  # the file of a local skill
+    mcp_prompt: str | None = None  # the qualified prompt name of a skill from an MCP server
+    server: str = ""
+
+    @property
+    def origin(self) -> str:
+        return "mcp" if self.mcp_prompt else "local"
 
 
 def skills_dir(ctx: ToolContext) -> Path:
@@ -130,10 +144,43 @@ def list_skills(directory: Path) -> list[Skill]:
     return sorted(skills, key=lambda s: s.name.lower())
 
 
+def mcp_skills(ctx: ToolContext, local: list[Skill]) -> list[Skill]:
+    """The MCP prompts offered as skills, less those a local skill of the same name overrides."""
+    if ctx.mcp is None:
+        return []
+    local_names = {skill.name.lower() for skill in local}
+    skills = []
+    for ref in ctx.mcp.skill_prompts():
+        if ref.name.lower() in local_names:
+            log.warning(
+                "MCP prompt %s (%s) skipped as a skill: a local skill has its name", ref.name, ref.server
+            )
+            continue
+        skills.append(
+            Skill(
+                name=ref.name,
+                description=ref.description,
+                tags=("mcp",),
+                category=f"mcp:{ref.server}",
+                content="",
+                mcp_prompt=ref.qualified_name,
+                server=ref.server,
+            )
+        )
+    return skills
+
+
+async def available_skills(ctx: ToolContext) -> tuple[list[Skill], Path]:
+    """Local skills and MCP prompt skills, by name; and the local skills' folder."""
+    directory = skills_dir(ctx)
+    local = await asyncio.to_thread(list_skills, directory)
+    return sorted([*local, *mcp_skills(ctx, local)], key=lambda s: s.name.lower()), directory
+
+
 def find_skill(skills: list[Skill], name: str) -> Skill | None:
     wanted = name.strip().lower()
     for skill in skills:
-        if skill.name.lower() == wanted or skill.path.stem.lower() == wanted:
+        if skill.name.lower() == wanted or (skill.path is not None and skill.path.stem.lower() == wanted):
             return skill
     return None
 
@@ -153,7 +200,9 @@ def render(skill: Skill, ctx: ToolContext) -> str:
 
 def _line(skill: Skill) -> str:
     tags = " ".join(f"#{t}" for t in skill.tags)
-    extra = ", ".join(x for x in (skill.category, tags, f"risk {assess_risk(skill.content)}") if x)
+    # An MCP skill's text is fetched on load, where its risk is assessed.
+    risk = "read-only, risk assessed on load" if skill.mcp_prompt else f"risk {assess_risk(skill.content)}"
+    extra = ", ".join(x for x in (skill.category, tags, risk) if x)
     return f"- {skill.name}: {skill.description or '(no description)'}" + (f" [{extra}]" if extra else "")
 
 
@@ -161,14 +210,13 @@ async def prepare_skill(ctx: ToolContext, call_id: str, args: dict[str, Any]) ->
     action = args.get("action")
     if action not in ("load", "search"):
         return error_item(call_id, "skill", args, "action must be load or search")
-    directory = skills_dir(ctx)
     if action == "search":
         query = args.get("query") or ""
         if not isinstance(query, str):
             return error_item(call_id, "skill", args, "query must be a string")
 
         async def run_search(ectx: ExecContext) -> ToolResult:
-            skills = await asyncio.to_thread(list_skills, directory)
+            skills, directory = await available_skills(ctx)
             if not skills:
                 return ToolResult(f"No skills installed (add markdown files to {directory}).")
             found = search_skills(skills, query)
@@ -191,11 +239,17 @@ async def prepare_skill(ctx: ToolContext, call_id: str, args: dict[str, Any]) ->
     name = require_str(args, "name")
     if name is None or not name.strip():
         return error_item(call_id, "skill", args, "skill load needs a 'name'")
-    skills = await asyncio.to_thread(list_skills, directory)
+    skills, directory = await available_skills(ctx)
     skill = find_skill(skills, name)
     if skill is None:
         known = ", ".join(s.name for s in skills) or f"none installed in {directory}"
         return error_item(call_id, "skill", args, f"no skill named {name!r} (available: {known})")
+    if skill.mcp_prompt is not None and ctx.mcp is not None:
+        # Expanded now, so the user approves the text that will become part of the system prompt.
+        expanded = await ctx.mcp.get_prompt(skill.mcp_prompt, {})
+        if expanded.is_error:
+            return error_item(call_id, "skill", args, f"MCP skill {skill.name!r}: {expanded.text}")
+        skill = replace(skill, content=expanded.text)
 
     risk = assess_risk(skill.content)
     warning = f"WARNING: {risk} risk: review the instructions before approving.\n\n" if risk == "high" else ""
@@ -222,7 +276,7 @@ async def prepare_skill(ctx: ToolContext, call_id: str, args: dict[str, Any]) ->
         call_id=call_id,
         func_name="skill",
         args=args,
-        header=f"skill load {skill.name!r} (risk {risk})",
+        header=f"skill load {skill.name!r} ({f'MCP: {skill.server}, ' if skill.mcp_prompt else ''}risk {risk})",
         preview=warning + body,
         preview_kind="markdown",
         needs_approval=True,

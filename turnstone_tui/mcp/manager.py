@@ -16,6 +16,7 @@ from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate
 
 from ..config import Config
 from ..core.types import ToolResult
+from ..executors.base import McpPromptRef
 from . import convert
 from .config import ServerConfig, load_server_configs
 from .server_conn import McpCallError, ServerConnection
@@ -180,6 +181,28 @@ class McpManager:
 
     def has_prompt(self, qualified_name: str) -> bool:
         return qualified_name in self._prompts
+
+    def skill_prompts(self) -> list[McpPromptRef]:
+        """The connected servers' prompts that need no arguments, offered as skills (read from the
+        live prompt lists, so they appear on connect and list_changed and go with the server).
+        Two servers with a prompt of the same name: the first server's wins."""
+        refs: list[McpPromptRef] = []
+        seen: dict[str, str] = {}
+        for name, conn in self._conns.items():
+            if conn.state is not ServerState.CONNECTED:
+                continue
+            for prompt in conn.prompts:
+                if any(argument.required for argument in prompt.arguments):
+                    continue
+                key = prompt.name.lower()
+                if key in seen:
+                    log.warning(
+                        "MCP prompt %s of %s shadowed by %s's as a skill", prompt.name, name, seen[key]
+                    )
+                    continue
+                seen[key] = name
+                refs.append(McpPromptRef(prompt.name, prompt.qualified_name, name, prompt.description))
+        return refs
 
     def resource_server(self, uri: str) -> str | None:
         """Which server serves this URI: a listed resource first, then a matching template."""

@@ -6,7 +6,8 @@ Run as a script: ``python demo_server.py [--transport stdio|http] [--port N] [--
 Tools: echo, add (structured output), image, embedded, fail (isError), slow, crash (exits the process
 mid-call), add_tool (registers a tool at run time and sends tools/list_changed).
 Resources: docs://readme (text), docs://logo.png (binary), template notes://{topic}.
-Prompts: greet(name), review(code).
+Prompts: greet(name), review(code); with --skill-prompts also pr_checklist() (no arguments: the
+skill tool offers it as a skill). add_prompt registers one at run time and sends prompts/list_changed.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ PNG_1X1 = base64.b64decode(
 )
 
 
-def build_server(name: str, extra_tools: int) -> MCPServer:
+def build_server(name: str, extra_tools: int, skill_prompts: bool = False) -> MCPServer:
     server = MCPServer(name, instructions="demo server for turnstone-tui tests")
 
     @server.tool(description="Echo the text back.")
@@ -75,13 +76,15 @@ def build_server(name: str, extra_tools: int) -> MCPServer:
         return f"added {tool_name}"
 
     @server.tool(description="Register a new prompt at run time and announce it.")
-    async def add_prompt(prompt_name: str, ctx: Context) -> str:
+    async def add_prompt(prompt_name: str, ctx: Context, takes_topic: bool = True) -> str:
         def dynamic_prompt(topic: str) -> str:
             return f"{prompt_name} about {topic}"
 
-        server.add_prompt(
-            Prompt.from_function(dynamic_prompt, name=prompt_name, description="Added at run time.")
-        )
+        def plain_prompt() -> str:
+            return f"Follow the {prompt_name} routine."
+
+        function = dynamic_prompt if takes_topic else plain_prompt
+        server.add_prompt(Prompt.from_function(function, name=prompt_name, description="Added at run time."))
         await ctx.notify_prompts_changed()
         await ctx.session.send_prompt_list_changed()
         return f"added prompt {prompt_name}"
@@ -122,6 +125,12 @@ def build_server(name: str, extra_tools: int) -> MCPServer:
     def review(code: str) -> list[Message]:
         return [UserMessage(f"Review this code:\n{code}"), AssistantMessage("I will review it.")]
 
+    if skill_prompts:
+
+        @server.prompt(description="Checklist for reviewing a pull request.")
+        def pr_checklist() -> str:
+            return "Check the tests, the error handling and the names before approving."
+
     return server
 
 
@@ -145,6 +154,9 @@ def main() -> None:
     parser.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--extra-tools", type=int, default=0)
+    parser.add_argument(
+        "--skill-prompts", action="store_true", help="add pr_checklist(), a prompt without arguments"
+    )
     parser.add_argument("--mode", choices=["normal", "hang", "garbage", "exit"], default="normal")
     args = parser.parse_args()
     if args.mode == "hang":
@@ -156,7 +168,7 @@ def main() -> None:
     if args.mode == "exit":
         sys.stderr.write("demo server: refusing to start (bad setup)\n")
         sys.exit(2)
-    server = build_server(args.name, args.extra_tools)
+    server = build_server(args.name, args.extra_tools, args.skill_prompts)
     if args.transport == "stdio":
         server.run("stdio")
     else:
