@@ -141,3 +141,19 @@ async def test_a_link_in_a_compact_list_item_is_clickable() -> None:
         await pilot.click(item, offset=(column + 1, row))
         await pilot.pause()
         assert app.clicked == ["https://example.com/docs"]
+
+
+async def test_switching_theme_restyles_compact_items_as_textual_does() -> None:
+    async def switched(widget: type[Markdown]) -> list[list[Cell]]:
+        app = MarkdownApp(widget, "textual-dark")
+        async with app.run_test(size=(60, 50)) as pilot:
+            await pilot.pause()
+            dark = screen_cells(app)
+            app.theme = "textual-light"
+            await pilot.pause()
+            await pilot.pause()
+            light = screen_cells(app)
+            assert light != dark
+            return light
+
+    assert await switched(AnswerMarkdown) == await switched(Markdown)
