@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 from textual.app import App, ComposeResult
+from textual.widgets import Static
 
 from turnstone_tui.core.resources import styles_dir
 from turnstone_tui.widgets.chat_messages import AssistantMessage
@@ -165,6 +166,31 @@ async def test_a_streamed_answer_in_chunks_looks_the_same_as_one_document(small_
             await pilot.pause(0.01)
         assert all(chunk.pin_verified for chunk in message.chunks)
         assert screen_lines(chunked_app) == expected
+
+
+async def test_a_pinned_chunk_whose_markdown_grows_later_is_measured_again(small_chunks: None) -> None:
+    """A chunk's height is pinned once it settles; if a block of it still grows afterwards (under
+    load a list can finish composing late), the chunk must follow instead of clipping its end."""
+    app = ChatApp()
+    async with app.run_test(size=(90, 400)) as pilot:
+        chat = app.query_one(ChatView)
+        message = await stream_into(chat, long_answer(4))
+        await settle(pilot, message)
+        for _ in range(100):
+            if all(chunk.pin_verified for chunk in message.chunks):
+                break
+            await pilot.pause(0.01)
+        chunk = message.chunks[1]
+        assert chunk.pin_verified
+        pinned = chunk.size.height
+        await chunk.markdown.mount(Static("A BLOCK THAT ARRIVED LATE"))
+        for _ in range(100):
+            if chunk.size.height == pinned + 1:
+                break
+            await pilot.pause(0.01)
+        assert chunk.size.height == chunk.markdown.outer_size.height == pinned + 1
+        assert any("A BLOCK THAT ARRIVED LATE" in line for line in screen_lines(app))
+        assert any("The end." in line for line in screen_lines(app))
 
 
 async def test_a_finished_answer_is_split_into_chunks_that_render_the_same(small_chunks: None) -> None:

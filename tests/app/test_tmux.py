@@ -74,6 +74,18 @@ class Tmux:
         result = subprocess.run([*self.base, "has-session", "-t", self.name], capture_output=True, timeout=10)
         return result.returncode == 0
 
+    def wait_for_stable_screen(self, limit: float = 10.0) -> str:
+        """The screen once two captures 0.2 s apart are the same."""
+        deadline = time.monotonic() + limit
+        screen = self.screen()
+        while time.monotonic() < deadline:
+            time.sleep(0.2)
+            again = self.screen()
+            if again == screen:
+                return screen
+            screen = again
+        return screen
+
     def wait_for(self, predicate: Callable[[str], bool], what: str, limit: float = 30.0) -> str:
         deadline = time.monotonic() + limit
         screen = ""
@@ -168,8 +180,11 @@ def test_real_app_in_tmux(tmp_path: Path, model_server_process: tuple[ModelServe
         # A long answer streams in and the view follows it to its end.
         tmux.keys("-l", "explain every step")
         tmux.keys("Enter")
-        screen = tmux.wait_for(lambda s: "LONG-ANSWER-END" in s, "the end of a long answer", limit=40)
-        assert "Step 40 compiles" in screen and "Step 1 compiles" not in screen
+        tmux.wait_for(lambda s: "LONG-ANSWER-END" in s and "idle" in s, "the end of a long answer", limit=40)
+        # Read the settled screen: a capture taken while a frame is being written can be torn
+        # (seen under load: half the rows from before the view scrolled).
+        screen = tmux.wait_for_stable_screen()
+        assert "Step 40 compiles" in screen and "Step 1 compiles" not in screen, f"not at the end:\n{screen}"
         # ctrl+c once warns, twice quits; the tmux session ends with the app.
         tmux.keys("C-c")
         tmux.wait_for(lambda s: "ctrl+c again" in s, "the quit notice")

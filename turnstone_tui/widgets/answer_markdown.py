@@ -14,10 +14,12 @@ The block classes come from Textual's private ``_markdown`` module (Textual is p
 from __future__ import annotations
 
 from rich.cells import cell_len
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content, Span
 from textual.geometry import Size
+from textual.message import Message
 from textual.widgets import Markdown
 from textual.widgets._markdown import (
     MarkdownBlock,
@@ -145,6 +147,12 @@ class CompactBlockQuote(MarkdownBlockQuote):
 
 class AnswerMarkdown(Markdown):
     """The Markdown widget the chat streams answers into."""
+
+    class Resized(Message):
+        """The document's size on screen changed (its chunk checks a pinned height against it)."""
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.post_message(self.Resized())
 
     BLOCKS = {
         **Markdown.BLOCKS,

@@ -269,6 +269,14 @@ class MarkdownChunk(Widget):
         self.unpin()
         return False
 
+    def on_answer_markdown_resized(self, message: AnswerMarkdown.Resized) -> None:
+        """The Markdown's height changed after the chunk's was pinned (a block that was still
+        composing, a margin trimmed late): measure the chunk again rather than clip its end.
+        (Unpinning changes the chat's size, which schedules the chat's next pass.)"""
+        message.stop()
+        if self.pinned and not self.virtualised and self.markdown.outer_size.height != self.size.height:
+            self.unpin()
+
     def unpin(self) -> None:
         if self._pinned_width is not None:
             self._pinned_width = None
