@@ -30,7 +30,7 @@ from .answer_markdown import AnswerMarkdown
 
 _HEADING_BLOCKS = tuple(Markdown.BLOCKS[f"h{level}"] for level in range(1, 7))
 
-QUIET_PASSES = 2  # layout passes a frozen chunk must sit unchanged before it is virtualised
+QUIET_PASSES = 2  # layout passes a frozen chunk sits unchanged before it is pinned (and a pin holds before it is trusted)
 RETIRE_TIMEOUT = 30.0  # seconds a retiring chunk waits for its stream to hand everything over
 
 BLOCKS_PER_CHUNK = 8
@@ -263,18 +263,21 @@ class MarkdownChunk(Widget):
         """Once per layout pass while pinned and shown: does the pinned height still match the
         Markdown's own? A pin taken from a layout that was about to change (a margin trimmed, a
         list still composing) is dropped, and the chunk is measured again."""
-        if self._pinned_width == self.size.width and self.markdown.outer_size.height == self.size.height:
+        if self._pin_holds():
             self._pin_checks += 1
             return True
         self.unpin()
         return False
+
+    def _pin_holds(self) -> bool:
+        return self._pinned_width == self.size.width and self.markdown.outer_size.height == self.size.height
 
     def on_answer_markdown_resized(self, message: AnswerMarkdown.Resized) -> None:
         """The Markdown's height changed after the chunk's was pinned (a block that was still
         composing, a margin trimmed late): measure the chunk again rather than clip its end.
         (Unpinning changes the chat's size, which schedules the chat's next pass.)"""
         message.stop()
-        if self.pinned and not self.virtualised and self.markdown.outer_size.height != self.size.height:
+        if self.pinned and not self.virtualised and not self._pin_holds():
             self.unpin()
 
     def unpin(self) -> None:
