@@ -73,10 +73,6 @@ class Skill:
     mcp_prompt: str | None = None  # the qualified prompt name of a skill from an MCP server
     server: str = ""
 
-    @property
-    def origin(self) -> str:
-        return "mcp" if self.mcp_prompt else "local"
-
 
 def skills_dir(ctx: ToolContext) -> Path:
     override = ctx.state.get("skills_dir")

@@ -200,7 +200,8 @@ class OpenAIProvider:
                     started = started or not isinstance(event, UsageUpdate)
                     yield event
                 for choice in (chunk.get("choices") or ())[:1]:
-                    finish_reason = choice.get("finish_reason") or finish_reason
+                    if isinstance(choice, dict):
+                        finish_reason = choice.get("finish_reason") or finish_reason
         except Exception as exc:
             raise self._error(exc, started=started) from exc
         finally:
