@@ -70,6 +70,9 @@ class ToolsConfig:
     truncation: int = 256 * 1024  # characters kept from a tool output (head + tail)
     skip_permissions: bool = False
     search: str = "auto"  # auto | on | off
+    # web_search run by the provider (Anthropic's server-side tool) instead of Tavily:
+    # auto = on with Anthropic's hosted API | on | off
+    native_web_search: str = "auto"
     search_threshold: int = 20
     search_max_results: int = 5
     max_parallel: int = 4
@@ -156,6 +159,10 @@ def _fill(obj: Any, table: dict[str, Any], where: str) -> None:
 def _validate(cfg: Config, src: str) -> None:
     if cfg.tools.search not in ("auto", "on", "off"):
         raise ConfigError(f"{src}: tools.search: must be auto, on or off, got {cfg.tools.search!r}")
+    if cfg.tools.native_web_search not in ("auto", "on", "off"):
+        raise ConfigError(
+            f"{src}: tools.native_web_search: must be auto, on or off, got {cfg.tools.native_web_search!r}"
+        )
     if cfg.model.provider not in ("", "openai", "anthropic", "local"):
         raise ConfigError(
             f"{src}: model.provider: must be openai, anthropic or local, got {cfg.model.provider!r}"

@@ -56,6 +56,7 @@ command = "echo"
     [
         ("[tools]\ntimeout = 'soon'", "tools.timeout: expected int"),
         ("[tools]\nsearch = 'maybe'", "tools.search"),
+        ("[tools]\nnative_web_search = 'sometimes'", "tools.native_web_search: must be auto, on or off"),
         ("[model]\ncolour = 1", "model.colour: unknown key"),
         ("[nonsense]\na = 1", r"\[nonsense\]: unknown section"),
         ("[mcp.servers.a__b]\ncommand = 'x'", "must not contain '__'"),

@@ -88,6 +88,9 @@ class Reply:
     finish_reason: str | None = None  # override (OpenAI finish_reason / Anthropic stop_reason)
     interleave_tools: bool = False  # OpenAI: alternate argument pieces of parallel calls
     reasoning_field: str = "reasoning_content"  # OpenAI delta key: "reasoning_content" or "reasoning"
+    # Anthropic: a server-side web search before the text, {"query": ..., "results": [[title, url], ...]};
+    # the text then cites every result.
+    web_search: dict[str, Any] | None = None
 
     @classmethod
     def text(cls, text: str, *, reasoning: str = "", think_tags: bool = False, **options: Any) -> Reply:
@@ -323,8 +326,41 @@ def anthropic_events(reply: Reply, body: dict[str, Any], n: int) -> list[str]:
         add("content_block_delta", index=index, delta={"type": "signature_delta", "signature": f"sig-{n}"})
         add("content_block_stop", index=index)
         index += 1
+    search = reply.web_search
+    if search is not None:
+        tool_id = f"srvtoolu_{n}"
+        block = {"type": "server_tool_use", "id": tool_id, "name": "web_search", "input": {}}
+        add("content_block_start", index=index, content_block=block)
+        query = json.dumps({"query": search["query"]})
+        for p in _pieces(query, reply.chunk_size):
+            add("content_block_delta", index=index, delta={"type": "input_json_delta", "partial_json": p})
+        add("content_block_stop", index=index)
+        index += 1
+        results = [
+            {
+                "type": "web_search_result",
+                "title": title,
+                "url": url,
+                "encrypted_content": "x",
+                "page_age": None,
+            }
+            for title, url in search["results"]
+        ]
+        block = {"type": "web_search_tool_result", "tool_use_id": tool_id, "content": results}
+        add("content_block_start", index=index, content_block=block)
+        add("content_block_stop", index=index)
+        index += 1
     if reply.content:
         add("content_block_start", index=index, content_block={"type": "text", "text": ""})
+        for title, url in (search or {}).get("results", []):
+            citation = {
+                "type": "web_search_result_location",
+                "cited_text": title,
+                "url": url,
+                "title": title,
+                "encrypted_index": "x",
+            }
+            add("content_block_delta", index=index, delta={"type": "citations_delta", "citation": citation})
         for p in _pieces(reply.content, reply.chunk_size):
             add("content_block_delta", index=index, delta={"type": "text_delta", "text": p})
         add("content_block_stop", index=index)

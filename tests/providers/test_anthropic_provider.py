@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from tests.helpers.model_server import Reply, ScriptedModelServer
+from turnstone_tui.config import Config
 from turnstone_tui.providers.anthropic_provider import DEFAULT_MAX_TOKENS, AnthropicProvider
 from turnstone_tui.providers.base import ModelRequest, StreamDone, ToolCallDelta, UsageUpdate
 
@@ -208,3 +209,62 @@ async def test_thinking_blocks_are_sent_back_with_their_tool_use(
         "signature": "sig-1",
     }
     assert assistant["content"][1]["type"] == "tool_use"
+
+
+WEB_SEARCH_SCHEMA = {
+    "type": "function",
+    "function": {
+        "name": "web_search",
+        "description": "Search the web",
+        "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+    },
+}
+
+
+async def test_native_web_search_runs_on_the_server_and_cites_its_sources(
+    model_server: ScriptedModelServer, fast_retry, run_stream
+) -> None:
+    search = {
+        "query": "textual markdown streaming",
+        "results": [["Textual docs", "https://textual.textualize.io/"], ["Blog", "https://example.com/post"]],
+    }
+    model_server.script([Reply(kind="text", content="Textual streams Markdown.", web_search=search)])
+    provider = AnthropicProvider(
+        model_server.anthropic_base_url, "k", "claude-test", retry=fast_retry, native_web_search="on"
+    )
+    request = ModelRequest(
+        messages=[{"role": "user", "content": "q"}], tools=[BASH_SCHEMA, WEB_SEARCH_SCHEMA]
+    )
+    try:
+        got = await run_stream(provider, request)
+    finally:
+        await provider.aclose()
+    # The client-side web_search became Anthropic's server tool; other tools are untouched.
+    tools = model_server.model_requests()[0].body["tools"]
+    assert [tool["name"] for tool in tools] == ["bash", "web_search"]
+    assert tools[1] == {"type": "web_search_20250305", "name": "web_search", "max_uses": 5}
+    # The search ran on the server: nothing for the engine to execute, but the user sees it.
+    assert got.tool_calls == []
+    assert got.reasoning == "Searching the web: textual markdown streaming\n"
+    assert got.text == (
+        "Textual streams Markdown.\n\nSources:\n\n"
+        "- [Textual docs](https://textual.textualize.io/)\n- [Blog](https://example.com/post)\n"
+    )
+    assert got.done[0].finish_reason == "stop"
+
+
+async def test_web_search_stays_a_client_tool_off_anthropics_hosted_api(
+    model_server: ScriptedModelServer, anthropic_provider: AnthropicProvider, run_stream
+) -> None:
+    # "auto" (the default) against a local server: Tavily's web_search, as a normal tool.
+    assert not anthropic_provider.native_web_search
+    model_server.script([Reply.text("ok")])
+    request = ModelRequest(messages=[{"role": "user", "content": "q"}], tools=[WEB_SEARCH_SCHEMA])
+    await run_stream(anthropic_provider, request)
+    [tool] = model_server.model_requests()[0].body["tools"]
+    assert tool["name"] == "web_search" and "input_schema" in tool and "type" not in tool
+    assert AnthropicProvider("", "k", "m").native_web_search  # the hosted API
+    assert not AnthropicProvider("", "k", "m", native_web_search="off").native_web_search
+    config = Config()
+    config.tools.native_web_search = "off"
+    assert not AnthropicProvider.from_config(config).native_web_search  # [tools] native_web_search

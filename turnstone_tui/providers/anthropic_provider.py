@@ -43,6 +43,9 @@ PLACEHOLDER_API_KEY = "not-needed"
 CONNECT_TIMEOUT = 15.0  # seconds; the overall timeout covers slow first tokens of local models
 MAX_REMEMBERED_THINKING = 256  # assistant turns whose thinking blocks are kept for replay
 THINKING_BUDGETS = {"low": 2048, "medium": 8192, "high": 16384, "xhigh": 32768, "max": 32768}
+# web_search replaced at the API boundary: Anthropic runs the searches and cites the pages.
+WEB_SEARCH_SERVER_TOOL = {"type": "web_search_20250305", "name": "web_search", "max_uses": 5}
+
 STOP_REASONS = {
     "end_turn": "stop",
     "stop_sequence": "stop",
@@ -174,6 +177,14 @@ def convert_messages(
     return "\n\n".join(system_parts), merged
 
 
+def _search_query(input_json: str) -> str:
+    try:
+        value = json.loads(input_json or "{}")
+    except ValueError:
+        return input_json
+    return str(value.get("query", "")) if isinstance(value, dict) else input_json
+
+
 def convert_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for tool in tools:
@@ -198,6 +209,8 @@ class _StreamState:
     tool_ids: list[str] = field(default_factory=list)
     thinking: list[dict[str, Any]] = field(default_factory=list)
     blocks: dict[int, dict[str, Any]] = field(default_factory=dict)  # open thinking blocks by index
+    searches: dict[int, str] = field(default_factory=dict)  # server-side web searches: index -> input JSON
+    sources: dict[str, str] = field(default_factory=dict)  # cited web pages: url -> title
 
 
 class AnthropicProvider:
@@ -216,6 +229,7 @@ class AnthropicProvider:
         reasoning_effort: str | None = None,
         retry: RetryPolicy | None = None,
         timeout: float = 600.0,
+        native_web_search: str = "auto",
     ) -> None:
         base = base_url.rstrip("/")
         if base.endswith("/v1"):  # the SDK adds /v1/messages itself
@@ -226,6 +240,11 @@ class AnthropicProvider:
         self.max_tokens = max_tokens
         self.reasoning_effort = reasoning_effort
         self.retry = retry or RetryPolicy()
+        # web_search as Anthropic's server-side tool: "auto" = with the hosted API only (a proxy
+        # or a compatible local server may not run server tools), "on", "off" (Tavily).
+        self.native_web_search = native_web_search == "on" or (
+            native_web_search == "auto" and (not self.base_url or "api.anthropic.com" in self.base_url)
+        )
         self._thinking_for: dict[str, list[dict[str, Any]]] = {}
         self._client = anthropic.AsyncAnthropic(
             api_key=api_key or PLACEHOLDER_API_KEY,
@@ -236,7 +255,7 @@ class AnthropicProvider:
 
     @classmethod
     def from_config(cls, config: Config) -> AnthropicProvider:
-        return cls(**provider_settings(config))
+        return cls(**provider_settings(config), native_web_search=config.tools.native_web_search)
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -252,6 +271,11 @@ class AnthropicProvider:
             params["system"] = system
         if request.tools:
             params["tools"] = convert_tools(request.tools)
+            if self.native_web_search:
+                params["tools"] = [
+                    WEB_SEARCH_SERVER_TOOL if tool["name"] == "web_search" else tool
+                    for tool in params["tools"]
+                ]
         if budget:
             max_tokens = max(max_tokens, budget + 4096)
             params["thinking"] = {"type": "enabled", "budget_tokens": budget}
@@ -330,6 +354,9 @@ class AnthropicProvider:
                     "signature": "",
                 }
                 return [ReasoningDelta(block.thinking)] if block.thinking else []
+            if block.type == "server_tool_use" and block.name == "web_search":
+                state.searches[event.index] = ""
+                return []
             if block.type == "redacted_thinking":
                 state.thinking.append({"type": "redacted_thinking", "data": block.data})
             if block.type == "text" and block.text:
@@ -346,6 +373,15 @@ class AnthropicProvider:
             if delta.type == "signature_delta" and event.index in state.blocks:
                 state.blocks[event.index]["signature"] += delta.signature
                 return []
+            if delta.type == "citations_delta":
+                citation = delta.citation
+                url = getattr(citation, "url", None)
+                if url:
+                    state.sources.setdefault(url, getattr(citation, "title", None) or url)
+                return []
+            if delta.type == "input_json_delta" and event.index in state.searches:
+                state.searches[event.index] += delta.partial_json or ""
+                return []
             if delta.type == "input_json_delta" and event.index in state.tool_index:
                 if not delta.partial_json:
                     return []
@@ -355,6 +391,10 @@ class AnthropicProvider:
             block = state.blocks.pop(event.index, None)
             if block is not None:
                 state.thinking.append(block)
+            if event.index in state.searches:
+                return [
+                    ReasoningDelta(f"Searching the web: {_search_query(state.searches.pop(event.index))}\n")
+                ]
             return []
         if kind == "message_delta":
             state.stop_reason = event.delta.stop_reason or state.stop_reason
@@ -371,4 +411,8 @@ class AnthropicProvider:
             return []
         if kind == "message_stop":
             state.finished = True
+            if state.sources:
+                # The pages the answer cites, as a list of links after it.
+                links = "\n".join(f"- [{title}]({url})" for url, title in state.sources.items())
+                return [ContentDelta(f"\n\nSources:\n\n{links}\n")]
         return []
