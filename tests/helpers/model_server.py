@@ -88,8 +88,9 @@ class Reply:
     finish_reason: str | None = None  # override (OpenAI finish_reason / Anthropic stop_reason)
     interleave_tools: bool = False  # OpenAI: alternate argument pieces of parallel calls
     reasoning_field: str = "reasoning_content"  # OpenAI delta key: "reasoning_content" or "reasoning"
-    # Anthropic: a server-side web search before the text, {"query": ..., "results": [[title, url], ...]};
-    # the text then cites every result.
+    # A provider-side web search, {"query": ..., "results": [[title, url], ...]}: Anthropic streams
+    # a server_tool_use block and its results before the text, which cites every result; OpenAI
+    # (search models) sends url_citation annotations after the text.
     web_search: dict[str, Any] | None = None
 
     @classmethod
@@ -211,6 +212,15 @@ def openai_events(reply: Reply, body: dict[str, Any], n: int) -> list[str]:
         content = reply.content
         out += [chunk({reply.reasoning_field: p}) for p in _pieces(reply.reasoning, reply.chunk_size)]
     out += [chunk({"content": p}) for p in _pieces(content, reply.chunk_size)]
+    if reply.web_search is not None:  # as OpenAI's search models cite pages: url_citation annotations
+        annotations = [
+            {
+                "type": "url_citation",
+                "url_citation": {"url": url, "title": title, "start_index": 0, "end_index": len(content)},
+            }
+            for title, url in reply.web_search["results"]
+        ]
+        out.append(chunk({"annotations": annotations}))
     per_call: list[list[str]] = []
     for i, spec in enumerate(reply.calls):
         first = {

@@ -203,3 +203,43 @@ def test_hosted_openai_uses_max_completion_tokens() -> None:
     provider = OpenAIProvider("", "sk", "gpt-5", max_tokens=100)
     params = provider.build_params(ModelRequest(messages=[{"role": "user", "content": "x"}]))
     assert params["max_completion_tokens"] == 100 and "max_tokens" not in params
+
+
+async def test_a_search_model_gets_web_search_options_and_its_citations_are_listed(
+    model_server: ScriptedModelServer, fast_retry, run_stream
+) -> None:
+    provider = OpenAIProvider(
+        model_server.openai_base_url, "k", "gpt-5-search-api", retry=fast_retry, temperature=0.3
+    )
+    web_search = {"type": "function", "function": {"name": "web_search", "parameters": {"type": "object"}}}
+    bash = {"type": "function", "function": {"name": "bash", "parameters": {"type": "object"}}}
+    results = [["Textual docs", "https://textual.textualize.io/"]]
+    model_server.script(
+        [
+            Reply(
+                kind="text", content="Textual streams Markdown.", web_search={"query": "", "results": results}
+            )
+        ]
+    )
+    try:
+        got = await run_stream(
+            provider, ModelRequest(messages=[{"role": "user", "content": "q"}], tools=[bash, web_search])
+        )
+    finally:
+        await provider.aclose()
+    body = model_server.model_requests()[0].body
+    assert body["web_search_options"] == {}
+    assert [tool["function"]["name"] for tool in body["tools"]] == ["bash"]
+    assert "temperature" not in body
+    assert (
+        got.text
+        == "Textual streams Markdown.\n\nSources:\n\n- [Textual docs](https://textual.textualize.io/)\n"
+    )
+
+
+def test_only_search_models_get_web_search_options() -> None:
+    web_search = {"type": "function", "function": {"name": "web_search", "parameters": {"type": "object"}}}
+    request = ModelRequest(messages=[{"role": "user", "content": "q"}], tools=[web_search])
+    params = OpenAIProvider("", "k", "gpt-4.1").build_params(request)
+    assert "web_search_options" not in params and params["tools"] == [web_search]
+    assert "web_search_options" in OpenAIProvider("", "k", "gpt-4o-search-preview").build_params(request)

@@ -51,6 +51,15 @@ def is_hosted_openai(base_url: str) -> bool:
     return not base_url or "api.openai.com" in base_url
 
 
+def is_search_model(model: str) -> bool:
+    """OpenAI's web search models (gpt-5-search-api, gpt-4o-search-preview…)."""
+    return "-search-" in model or model.endswith("-search")
+
+
+def _tool_name(tool: dict[str, Any]) -> str:
+    return str((tool.get("function") or tool).get("name", ""))
+
+
 def _tool_content(content: Any) -> tuple[str | list[dict[str, Any]], list[dict[str, Any]]]:
     """Split a tool message's content into what a tool message may carry and image parts.
 
@@ -98,6 +107,15 @@ def to_openai_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def _collect_citations(delta: Any, sources: dict[str, str]) -> None:
+    if not isinstance(delta, dict):
+        return
+    for annotation in delta.get("annotations") or ():
+        citation = annotation.get("url_citation") if isinstance(annotation, dict) else None
+        if isinstance(citation, dict) and citation.get("url"):
+            sources.setdefault(str(citation["url"]), str(citation.get("title") or citation["url"]))
+
+
 class OpenAIProvider:
     """Streams Chat Completions from any OpenAI-compatible endpoint."""
 
@@ -142,10 +160,17 @@ class OpenAIProvider:
             "messages": to_openai_messages(request.messages),
             "stream_options": {"include_usage": True},
         }
-        if request.tools:
-            params["tools"] = request.tools
+        model = params["model"]
+        tools = request.tools or []
+        if is_search_model(model) and any(_tool_name(tool) == "web_search" for tool in tools):
+            # OpenAI's search models search on every request, given web_search_options; they take
+            # no function tools for it (and no temperature).
+            tools = [tool for tool in tools if _tool_name(tool) != "web_search"]
+            params["web_search_options"] = {}
+        if tools:
+            params["tools"] = tools
         temperature = request.temperature if request.temperature is not None else self.temperature
-        if temperature is not None:
+        if temperature is not None and "web_search_options" not in params:
             params["temperature"] = temperature
         max_tokens = request.max_tokens or self.max_tokens
         if max_tokens:
@@ -192,6 +217,7 @@ class OpenAIProvider:
         parser = ThinkTagParser()
         finish_reason: str | None = None
         started = False
+        sources: dict[str, str] = {}  # url_citation annotations of a search model: url -> title
         try:
             async for chunk in response:
                 if not isinstance(chunk, dict):
@@ -202,6 +228,7 @@ class OpenAIProvider:
                 for choice in (chunk.get("choices") or ())[:1]:
                     if isinstance(choice, dict):
                         finish_reason = choice.get("finish_reason") or finish_reason
+                        _collect_citations(choice.get("delta"), sources)
         except Exception as exc:
             raise self._error(exc, started=started) from exc
         finally:
@@ -209,6 +236,10 @@ class OpenAIProvider:
         for kind, text in parser.flush():
             started = True
             yield ContentDelta(text) if kind == "content" else ReasoningDelta(text)
+        if sources:
+            # The pages the answer cites, as a list of links after it.
+            links = "\n".join(f"- [{title}]({url})" for url, title in sources.items())
+            yield ContentDelta(f"\n\nSources:\n\n{links}\n")
         if finish_reason is None:
             raise stream_cut(
                 "the server closed the stream before the response finished", retryable=not started
