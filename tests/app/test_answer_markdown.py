@@ -157,3 +157,20 @@ async def test_switching_theme_restyles_compact_items_as_textual_does() -> None:
             return light
 
     assert await switched(AnswerMarkdown) == await switched(Markdown)
+
+
+async def test_copying_a_wrapped_compact_item_gives_its_text_not_its_layout() -> None:
+    app = MarkdownApp(AnswerMarkdown, "textual-dark")
+    async with app.run_test(size=(60, 60)) as pilot:
+        await pilot.pause()
+        app.query_one(AnswerMarkdown).text_select_all()
+        await pilot.pause()
+        copied = app.screen.get_selected_text() or ""
+    lines = copied.splitlines()
+    # The item wrapped on screen (60 columns) but is one line when copied, as Textual copies it.
+    assert (
+        "• an item with bold, code and a link that is long enough to wrap around at least once or twice "
+        "on a narrow screen"
+    ) in lines
+    assert "  8. eight, which wraps because it is long enough to wrap on this narrow screen width" in lines
+    assert not any(line.strip().startswith("around at least") for line in lines)

@@ -20,6 +20,7 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content, Span
 from textual.geometry import Size
 from textual.message import Message
+from textual.selection import Selection
 from textual.widgets import Markdown
 from textual.widgets._markdown import (
     MarkdownBlock,
@@ -78,6 +79,18 @@ class MarkdownListLine(MarkdownParagraph):
 
     def render(self) -> Content:
         return self._lines(self.content_size.width)
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        """The selected text as the paragraph's, not as laid out here: the lines this widget
+        wrapped are joined again and the hanging indent dropped (copying a list item gives
+        "• text", as Textual's bullet and paragraph widgets do)."""
+        width = self.content_size.width
+        if not width:
+            return None
+        lines = selection.extract(self._lines(width).plain).split("\n")
+        indent = " " * cell_len(self.marker)
+        tail = [line[len(indent) :] if line.startswith(indent) else line for line in lines[1:]]
+        return " ".join([lines[0], *tail]), "\n"
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         if not width:
