@@ -64,6 +64,10 @@ class ChatView(VerticalScroll, can_focus=True):
         self._frozen_chunks.append(message.chunk)
         self._schedule_virtualise()
 
+    def on_markdown_chunk_changed(self, message: MarkdownChunk.Changed) -> None:
+        message.stop()
+        self._schedule_virtualise()
+
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
         self._schedule_virtualise()

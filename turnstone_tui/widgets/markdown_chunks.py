@@ -20,6 +20,7 @@ import time
 from functools import lru_cache
 
 from markdown_it import MarkdownIt
+from textual import events
 from textual.app import ComposeResult
 from textual.message import Message
 from textual.widget import Widget
@@ -112,6 +113,10 @@ class MarkdownChunk(Widget):
         def __init__(self, chunk: MarkdownChunk) -> None:
             super().__init__()
             self.chunk = chunk
+
+    class Changed(Message):
+        """A frozen chunk was laid out anew or lost its fixed height: the chat view must pass
+        over it again (nothing else need bring it back: the chat's size may not change)."""
 
     def __init__(self, source: str = "", *, first: bool = True, live: bool = False) -> None:
         """``live``: more text will be streamed in. Its ``source`` is then streamed as well rather
@@ -274,8 +279,7 @@ class MarkdownChunk(Widget):
 
     def on_answer_markdown_resized(self, message: AnswerMarkdown.Resized) -> None:
         """The Markdown's height changed after the chunk's was pinned (a block that was still
-        composing, a margin trimmed late): measure the chunk again rather than clip its end.
-        (Unpinning changes the chat's size, which schedules the chat's next pass.)"""
+        composing, a margin trimmed late): measure the chunk again rather than clip its end."""
         message.stop()
         if self.pinned and not self.virtualised and not self._pin_holds():
             self.unpin()
@@ -285,6 +289,12 @@ class MarkdownChunk(Widget):
             self._pinned_width = None
             self._quiet_passes = 0
             self.styles.clear_rule("height")
+            self.post_message(self.Changed().set_sender(self))
+
+    def on_resize(self, event: events.Resize) -> None:
+        # A chunk can freeze before its first layout; the chat's pass then found no region for it.
+        if self.frozen and not self.pinned:
+            self.post_message(self.Changed().set_sender(self))
 
     def virtualise(self) -> None:
         """Keep the space, drop the widgets from layout (the chunk is far from the viewport).
