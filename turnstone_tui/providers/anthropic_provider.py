@@ -24,6 +24,7 @@ from .base import (
     StreamEvent,
     ToolCallDelta,
     UsageUpdate,
+    cited_sources,
 )
 from .retry import (
     RetryPolicy,
@@ -412,7 +413,5 @@ class AnthropicProvider:
         if kind == "message_stop":
             state.finished = True
             if state.sources:
-                # The pages the answer cites, as a list of links after it.
-                links = "\n".join(f"- [{title}]({url})" for url, title in state.sources.items())
-                return [ContentDelta(f"\n\nSources:\n\n{links}\n")]
+                return [cited_sources(state.sources)]
         return []

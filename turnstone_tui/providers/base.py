@@ -46,6 +46,12 @@ class StreamDone:
 StreamEvent = ContentDelta | ReasoningDelta | ToolCallDelta | UsageUpdate | StreamDone
 
 
+def cited_sources(sources: dict[str, str]) -> ContentDelta:
+    """The pages a provider-side web search cited (url -> title), as links after the answer."""
+    links = "\n".join(f"- [{title}]({url})" for url, title in sources.items())
+    return ContentDelta(f"\n\nSources:\n\n{links}\n")
+
+
 @dataclass(slots=True)
 class ModelRequest:
     messages: list[dict[str, Any]]

@@ -22,6 +22,7 @@ from .base import (
     StreamEvent,
     ToolCallDelta,
     UsageUpdate,
+    cited_sources,
 )
 from .retry import (
     RetryPolicy,
@@ -237,9 +238,7 @@ class OpenAIProvider:
             started = True
             yield ContentDelta(text) if kind == "content" else ReasoningDelta(text)
         if sources:
-            # The pages the answer cites, as a list of links after it.
-            links = "\n".join(f"- [{title}]({url})" for url, title in sources.items())
-            yield ContentDelta(f"\n\nSources:\n\n{links}\n")
+            yield cited_sources(sources)
         if finish_reason is None:
             raise stream_cut(
                 "the server closed the stream before the response finished", retryable=not started
