@@ -156,7 +156,9 @@ async def test_a_streamed_answer_in_chunks_looks_the_same_as_one_document(small_
         chat = chunked_app.query_one(ChatView)
         message = await stream_into(chat, source)
         await settle(pilot, message)
-        assert len(message.chunks) > 3
+        # How many chunks depends on how the stream batched into flushes (fewer on a slow machine):
+        # the answer was cut at least once, and the screen must not show where.
+        assert len(message.chunks) > 1
         assert message.rendered_source == source
         # Settled chunks get a fixed height (so they are not measured again on every frame):
         # the pinned heights must be exactly what the chunks measure.
