@@ -184,3 +184,135 @@ async def test_no_manager_says_so() -> None:
         await pilot.pause()
         assert "No MCP servers configured" in str(app.query_one("#mcp-hint").render())
         await pilot.press("r")  # nothing to refresh: no error
+
+
+# --- looks and keys (issue 11 item 9) --------------------------------------------------------
+
+
+def node_text(panel: McpPanel, node) -> str:  # type: ignore[no-untyped-def]
+    """The node's line as drawn (guides, label, and any ellipsis)."""
+    tree = panel.server_tree
+    return tree.render_line(node.line - tree.scroll_offset.y).text
+
+
+async def test_muted_text_uses_the_theme_not_black(manager_factory) -> None:
+    manager = manager_factory({"demo": demo()})
+    await manager.start()
+    await manager.wait_ready(20)
+    app = PanelHarness(manager)
+    async with app.run_test(size=(100, 30)) as pilot:
+        panel = app.query_one(McpPanel)
+        await pilot.pause()
+        node = panel._server_nodes["demo"]
+        node.expand()
+        await pilot.pause()
+        background = panel.server_tree.background_colors[1]
+        muted = [
+            span
+            for child in node.children
+            for span in child.label.spans
+            if child.label.plain[span.start : span.end].strip()
+        ]
+        assert muted, "the info line and the section counts are muted spans"
+        for span in muted:
+            color = span.style.color  # type: ignore[union-attr]
+            assert color is not None
+            red, green, blue = color.get_truecolor()
+            assert (red, green, blue) != (0, 0, 0)
+            # readable: clearly lighter than the dark panel underneath
+            assert (red + green + blue) / 3 > background.brightness * 255 + 60
+
+
+async def test_a_long_failure_reason_ends_in_an_ellipsis_and_shows_whole_below(manager_factory) -> None:
+    manager = manager_factory({"broken": failing()})
+    await manager.start()
+    await manager.wait_ready(20)
+    app = PanelHarness(manager)
+    async with app.run_test(size=(60, 30)) as pilot:
+        panel = app.query_one(McpPanel)
+        panel.styles.width = 40
+        await pilot.pause()
+        broken = panel._server_nodes["broken"]
+        await wait_until(lambda: bool(broken.children))
+        reason_node = broken.children[0]
+        reason = str(manager.status("broken").error)
+        assert "stderr:" in reason and "boom: missing token" in reason
+        await pilot.pause()
+        drawn = node_text(panel, reason_node).rstrip()
+        assert drawn.endswith("…"), drawn
+        panel.server_tree.move_cursor(broken)
+        await pilot.pause()
+        detail = str(panel.query_one("#mcp-detail").render())
+        assert "boom: missing token" in " ".join(detail.split())
+
+
+async def test_a_selected_tool_shows_its_description(manager_factory) -> None:
+    manager = manager_factory({"demo": demo()})
+    await manager.start()
+    await manager.wait_ready(20)
+    tool = manager.status("demo").tools[0]
+    assert tool.description
+    app = PanelHarness(manager)
+    async with app.run_test(size=(100, 30)) as pilot:
+        panel = app.query_one(McpPanel)
+        await pilot.pause()
+        node = panel._server_nodes["demo"]
+        node.expand()
+        tools = next(c for c in node.children if c.label.plain.startswith("Tools"))
+        tools.expand()
+        await pilot.pause()
+        leaf = next(c for c in tools.children if c.label.plain == tool.name)
+        panel.server_tree.move_cursor(leaf)
+        await pilot.pause()
+        detail = " ".join(str(panel.query_one("#mcp-detail").render()).split())
+        assert tool.name in detail and " ".join(tool.description.split())[:40] in detail
+
+
+async def test_r_says_what_it_did(manager_factory) -> None:
+    manager = manager_factory({"demo": demo()})
+    await manager.start()
+    await manager.wait_ready(20)
+    app = PanelHarness(manager)
+    async with app.run_test(size=(100, 30)) as pilot:
+        panel = app.query_one(McpPanel)
+        await pilot.pause()
+        assert panel.server_tree.has_focus  # opened panels take the keys at once
+        await pilot.press("r")
+        await wait_until(lambda: bool(app.reports))
+        await pilot.pause()
+        toasts = [n.message for n in app._notifications]
+        assert any("demo" in message for message in toasts), toasts
+
+
+async def test_f2_moves_focus_into_the_panel_and_back(model_server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    from tests.app.conftest import make_config
+    from turnstone_tui.app.app import TurnstoneApp
+    from turnstone_tui.runtime import Runtime, RuntimeOptions
+
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    mcp_file = tmp_path / "mcp.json"
+    mcp_file.write_text(json.dumps({"mcpServers": {"demo": {"command": sys.executable, "args": [DEMO]}}}))
+    options = RuntimeOptions(cwd=workdir, start_mcp=True, start_watches=False, mcp_config_path=str(mcp_file))
+    runtime = await Runtime.create(make_config(model_server, tmp_path), options=options)
+    try:
+        app = TurnstoneApp(runtime, cwd=workdir)
+        async with app.run_test(size=(120, 30)) as pilot:
+            await asyncio.wait_for(app.wait_ready(), 20)
+            await runtime.mcp.wait_ready(20)  # type: ignore[union-attr]
+            await pilot.pause()
+            assert app.focused is app.prompt
+            await pilot.press("f2")
+            await wait_until(
+                lambda: bool(app.query(McpPanel)) and app.query_one(McpPanel).server_tree.has_focus
+            )
+            await pilot.press("f2")
+            await pilot.pause()
+            assert not app.query_one(McpPanel).display and app.focused is app.prompt
+            await pilot.press("f2")
+            await pilot.pause()
+            assert app.query_one(McpPanel).server_tree.has_focus
+    finally:
+        await runtime.aclose()

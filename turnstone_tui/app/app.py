@@ -659,6 +659,10 @@ class TurnstoneApp(App[None]):
         if panels:
             panel = panels.first()
             panel.display = not panel.display
+            if panel.display:
+                panel.server_tree.focus()
+            else:
+                self.prompt.focus()
         else:
             self.mount(McpPanel(runtime.mcp), before=self.chat)
 

@@ -15,12 +15,14 @@ from collections.abc import Callable, Sequence
 from pathlib import PurePath
 from typing import Any, Protocol
 
+from rich.style import Style as RichStyle
 from rich.text import Text, TextType
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
+from textual.style import Style as VisualStyle
 from textual.timer import Timer
 from textual.widgets import Static, Tree
 from textual.widgets.tree import TreeNode
@@ -28,7 +30,7 @@ from textual.widgets.tree import TreeNode
 from . import clock
 from .stylesheet import style_text
 
-NodeData = tuple[str, str]  # (kind, server name)
+NodeData = tuple[str, str, str]  # (kind, server name, entry name: a tool, resource URI or prompt; else "")
 
 
 class ManagerLike(Protocol):
@@ -103,6 +105,29 @@ def server_label(status: Any) -> Content:
     return Content.assemble(*parts)
 
 
+def entry_detail(status: Any, kind: str, entry: str) -> Content:
+    """What the detail area shows for a selected tool, resource or prompt: its description."""
+    lists = {
+        "tools": (getattr(status, "tools", ()), "name"),
+        "resources": (getattr(status, "resources", ()), "uri"),
+        "prompts": (getattr(status, "prompts", ()), "name"),
+    }
+    entries, key = lists.get(kind, ((), "name"))
+    found = next((e for e in entries or () if str(getattr(e, key, "")) == entry), None)
+    parts: list[tuple[str, str] | str] = [(entry, "bold")]
+    if kind == "resources" and found is not None and getattr(found, "name", "") not in ("", entry):
+        parts.append((f"  {found.name}", "$text-muted"))
+    description = str(getattr(found, "description", "") or "").strip()
+    parts.append("\n" + description if description else ("\nno description", "$text-muted"))
+    if kind == "tools" and found is not None:
+        properties = (getattr(found, "input_schema", None) or {}).get("properties") or {}
+        if properties:
+            parts.append((f"\nargs: {', '.join(properties)}", "$text-muted"))
+    elif kind == "prompts" and found is not None and getattr(found, "arguments", ()):
+        parts.append((f"\nargs: {', '.join(a.name for a in found.arguments)}", "$text-muted"))
+    return Content.assemble(*parts)
+
+
 def _signature(status: Any) -> tuple[Any, ...]:
     return (
         _state(status),
@@ -116,18 +141,43 @@ def _signature(status: Any) -> tuple[Any, ...]:
 
 
 class ServerTree(Tree[NodeData]):
-    """A Tree whose labels may be theme-aware `Content` (``$text-success`` etc.)."""
+    """A Tree whose labels may be theme-aware `Content` (``$text-muted`` etc.) and that ends a label
+    too wide for the panel with an ellipsis instead of cutting it off."""
 
     def process_label(self, label: TextType | Content) -> Text:
         if isinstance(label, Content):
-            try:
-                parse_style = self.app.parse_style
-            except Exception:  # no running app yet: plain styles only
-                parse_style = None
-            label = Text.assemble(
-                *((text, style.rich_style) for text, style in label.render(end="", parse_style=parse_style))
-            )
+            # Resolve the theme's colours against the tree's own background: ``$text-muted`` is an
+            # "auto" colour (a contrast shade of whatever is underneath), black without a background.
+            base = VisualStyle(background=self.background_colors[1]) if self.is_mounted else VisualStyle()
+            parts: list[tuple[str, RichStyle]] = []
+            for text, style in label.render(base, end="", parse_style=VisualStyle.parse):
+                rich = (base + style).rich_style
+                parts.append((text, _without_background(rich)))
+            label = Text.assemble(*parts)
         return super().process_label(label)
+
+    def render_label(self, node: TreeNode[NodeData], base_style: RichStyle, style: RichStyle) -> Text:
+        text = super().render_label(node, base_style, style)
+        room = self.size.width - self._indent(node)
+        if room > 1 and text.cell_len > room:
+            text.truncate(room, overflow="ellipsis")
+        return text
+
+    def _indent(self, node: TreeNode[NodeData]) -> int:
+        """Columns of guides left of ``node``'s label (as `Tree._render_line` draws them)."""
+        depth = 0
+        parent = node.parent
+        while parent is not None and not parent.is_root:
+            depth += 1
+            parent = parent.parent
+        return (depth + (1 if self.show_root else 0)) * self.guide_depth
+
+
+def _without_background(style: RichStyle) -> RichStyle:
+    """Keep colour and attributes; the tree paints its own (cursor, hover) backgrounds."""
+    return RichStyle(
+        color=style.color, bold=style.bold, dim=style.dim, italic=style.italic, underline=style.underline
+    )
 
 
 class McpPanel(Vertical, can_focus=False):
@@ -181,6 +231,7 @@ class McpPanel(Vertical, can_focus=False):
 
     def on_mount(self) -> None:
         self._thread_id = threading.get_ident()
+        self.server_tree.focus()  # opened with a key (F2, /mcp): the keys r, R, c and arrows work at once
         if self.manager is not None:
             self._remove_listener = self.manager.add_listener(self._on_manager_event)
         self.sync()
@@ -218,7 +269,9 @@ class McpPanel(Vertical, can_focus=False):
             self._statuses[name] = status
             node = self._server_nodes.get(name)
             if node is None:
-                node = self.server_tree.root.add(server_label(status), data=("server", name), expand=False)
+                node = self.server_tree.root.add(
+                    server_label(status), data=("server", name, ""), expand=False
+                )
                 self._server_nodes[name] = node
             else:
                 node.set_label(server_label(status))
@@ -249,11 +302,14 @@ class McpPanel(Vertical, can_focus=False):
         state = _state(status)
         error = getattr(status, "error", None)
         if state == "failed" and error:
-            node.add_leaf(Content.styled(f"⚠ {error}", "$text-error"), data=("error", name))
+            reason = " ".join(str(error).split())  # one line; the detail below shows it whole
+            node.add_leaf(Content.styled(f"⚠ {reason}", "$text-error"), data=("error", name, ""))
         target = short_target(str(getattr(status, "target", "") or ""))
         transport = getattr(status, "transport", "")
         if target or transport:
-            node.add_leaf(Content.styled(f"{transport} {target}".strip(), "$text-muted"), data=("info", name))
+            node.add_leaf(
+                Content.styled(f"{transport} {target}".strip(), "$text-muted"), data=("info", name, "")
+            )
         sections = (
             ("Tools", _names(getattr(status, "tools", ()), "name")),
             ("Resources", _names(getattr(status, "resources", ()), "uri")),
@@ -264,11 +320,11 @@ class McpPanel(Vertical, can_focus=False):
                 continue
             section = node.add(
                 Content.assemble(title, (f" ({len(names)})", "$text-muted")),
-                data=(title.lower(), name),
+                data=(title.lower(), name, ""),
                 expand=title in expanded_sections,
             )
             for entry in names:
-                section.add_leaf(entry, data=(title.lower(), name))
+                section.add_leaf(entry, data=(title.lower(), name, entry))
 
     def _show_detail(self) -> None:
         name = self.focused_server
@@ -276,6 +332,11 @@ class McpPanel(Vertical, can_focus=False):
         if status is None:
             self._detail.update("")
             self._detail.display = False
+            return
+        node = self.server_tree.cursor_node
+        if node is not None and node.data is not None and node.data[2]:
+            self._detail.update(entry_detail(status, node.data[0], node.data[2]))
+            self._detail.display = True
             return
         state = _state(status)
         style = {"connected": "$text-success", "failed": "$text-error"}.get(state, "$text-muted")
@@ -336,4 +397,6 @@ class McpPanel(Vertical, can_focus=False):
         summary = "; ".join(lines[1:4] if len(lines) > 1 else lines) or "done"
         self._hint.update(Content.styled(summary, "$text-muted"))
         self.sync()
+        failed = "failed" in report.lower()
+        self.notify(summary, title=f"MCP {verb}", severity="warning" if failed else "information", timeout=4)
         self.post_message(self.Refreshed(server, report))
