@@ -1,15 +1,22 @@
-"""Show a resumed conversation's stored messages in the chat view (compactly, newest last)."""
+"""Show a resumed conversation's stored messages in the chat view (newest last).
+
+Tool calls come back as finished tool cards holding their stored results (expand with enter), as
+they looked when the conversation ran, not as bare one-liners.
+"""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
+from ..core.types import PreparedItem, ToolResult
 from ..widgets.chat_messages import AssistantMessage, InfoMessage, UserMessage
 from ..widgets.chat_view import ChatView
+from ..widgets.tool_card import ToolCard
 
 
-def _tool_line(call: dict[str, Any]) -> str:
+def _call_parts(call: dict[str, Any]) -> tuple[str, dict[str, Any], str]:
+    """(name, arguments, header line) of a stored tool call."""
     function = call.get("function") or {}
     name = str(function.get("name", "tool"))
     raw = function.get("arguments") or ""
@@ -17,9 +24,21 @@ def _tool_line(call: dict[str, Any]) -> str:
         args = json.loads(raw) if isinstance(raw, str) and raw else {}
     except json.JSONDecodeError:
         args = {}
-    detail = args.get("command") or args.get("path") or args.get("query") if isinstance(args, dict) else ""
-    text = f"⚙ {name}" + (f": {detail}" if detail else "")
-    return text if len(text) <= 200 else text[:199] + "…"
+    if not isinstance(args, dict):
+        args = {}
+    detail = args.get("command") or args.get("path") or args.get("query") or args.get("url") or ""
+    header = f"{name}: {detail}" if isinstance(detail, str) and detail else name
+    return name, args, header if len(header) <= 200 else header[:199] + "…"
+
+
+def _replayed_card(call: dict[str, Any], result: dict[str, Any] | None) -> ToolCard:
+    name, args, header = _call_parts(call)
+    card = ToolCard(PreparedItem(str(call.get("id", "")), name, args, header=header))
+    if result is None:
+        card.mark_cancelled("no result was stored (the app stopped during the call)")
+    else:
+        card.set_result(ToolResult(_text_of(result.get("content")), is_error=bool(result.get("is_error"))))
+    return card
 
 
 def _text_of(content: Any) -> str:
@@ -34,6 +53,7 @@ def _text_of(content: Any) -> str:
 
 async def replay_messages(chat: ChatView, messages: list[dict[str, Any]], *, limit: int = 200) -> None:
     """Mount the last ``limit`` widgets' worth of ``messages`` (user, answers, tool calls)."""
+    results = {m.get("tool_call_id"): m for m in messages if m.get("role") == "tool"}
     widgets = []
     for message in messages:
         role = message.get("role")
@@ -46,7 +66,7 @@ async def replay_messages(chat: ChatView, messages: list[dict[str, Any]], *, lim
             if text.strip():
                 widgets.append(AssistantMessage(text, finished=True))
             for call in message.get("tool_calls") or []:
-                widgets.append(InfoMessage(_tool_line(call), classes="-tool-replay"))
+                widgets.append(_replayed_card(call, results.get(call.get("id"))))
     skipped = len(widgets) - limit
     if skipped > 0:
         widgets = [InfoMessage(f"… {skipped} earlier items not shown")] + widgets[skipped:]

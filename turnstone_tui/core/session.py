@@ -153,6 +153,7 @@ class ChatSession:
             if existing:
                 self.session_id = existing["id"]
                 self.messages = repair_history(await self.storage.load_messages(self.session_id))
+                await self._load_usage()
             else:
                 self.session_id = await self.storage.create_session(
                     model=self.provider.model, cwd=str(self.cwd)
@@ -319,6 +320,7 @@ class ChatSession:
             reply = await self._stream_reply()
             self._partial = AssistantReply()
             await self._append(reply.message())
+            await self._save_usage()
             if reply.content:
                 self.last_answer = reply.content
             if not reply.tool_calls:
@@ -523,6 +525,27 @@ class ChatSession:
         self._emit_status()
         return summary
 
+    async def _load_usage(self) -> None:
+        """A resumed session's token counts (the status bar goes on from them, not from 0)."""
+        assert self.storage is not None
+        try:
+            usage = await self.storage.get_setting(_usage_key(self.session_id))
+        except Exception:
+            log.warning("could not read the token usage of %s", self.session_id, exc_info=True)
+            return
+        if isinstance(usage, dict):
+            self.prompt_tokens = int(usage.get("prompt_tokens") or 0)
+            self.completion_tokens = int(usage.get("completion_tokens") or 0)
+
+    async def _save_usage(self) -> None:
+        if self.storage is None or not self.session_id or self.agent_kind != "main":
+            return
+        usage = {"prompt_tokens": self.prompt_tokens, "completion_tokens": self.completion_tokens}
+        try:
+            await self.storage.set_setting(_usage_key(self.session_id), usage)
+        except Exception:  # a counter is not worth failing a turn for
+            log.warning("could not store the token usage of %s", self.session_id, exc_info=True)
+
     def clear(self) -> None:
         """Forget the in-memory history (the stored session keeps it)."""
         self.messages = []
@@ -555,6 +578,10 @@ class ChatSession:
 
 
 # --- helpers -------------------------------------------------------------------------------
+
+
+def _usage_key(session_id: str) -> str:
+    return f"usage:{session_id}"
 
 
 def tool_message(call_id: str, name: str, result: ToolResult) -> dict[str, Any]:

@@ -90,12 +90,19 @@ class ToolCard(Vertical, can_focus=True):
         margin: 0 0 1 0;
         background: $boost;
         border-left: outer $primary 50%;
-        &:focus { background-tint: $foreground 6%; border-left: outer $accent; }
         &.-ok { border-left: outer $success 70%; }
         &.-warning { border-left: outer $warning 70%; }
         &.-error, &.-denied { border-left: outer $error 70%; }
         &.-cancelled { border-left: outer $foreground 30%; }
         &.-awaiting { border-left: outer $warning; }
+        /* Focus must show in 256-colour terminals too, where a faint tint rounds to the same grey:
+           a full-block edge (a different character) and a header bar in the accent colour. After the
+           status rules, so it wins over them. */
+        &:focus {
+            border-left: thick $accent;
+            & > .tool-card--header { background: $accent 30%; }
+            & .tool-card--title { text-style: bold; }
+        }
         & > .tool-card--header { height: 1; width: 1fr; }
         & .tool-card--title { width: 1fr; height: 1; text-wrap: nowrap; text-overflow: ellipsis; }
         & .tool-card--status { width: auto; height: 1; padding-left: 1; color: $text-muted; }
@@ -198,7 +205,7 @@ class ToolCard(Vertical, can_focus=True):
         if expanded:
             self._output.scroll_end(animate=False, immediate=True)
         self.post_message(self.Toggled(self, expanded))
-        self._refresh_title()
+        self._refresh_view()
 
     def on_click(self, event: events.Click) -> None:
         if event.widget is self._output:
@@ -271,5 +278,6 @@ class ToolCard(Vertical, can_focus=True):
             if more > 0 and summary_lines:
                 summary_lines[-1] += f"   (+{more} lines, enter to expand)"
         self._summary.update("\n".join(summary_lines))
-        self._summary.display = bool(summary_lines)
+        # Expanded, the full output replaces the preview (the preview is its first lines).
+        self._summary.display = bool(summary_lines) and not self.expanded
         self.refresh_bindings()

@@ -1,0 +1,147 @@
+"""Tool cards as the user sees them: expanded output shown once, focus visible in 256 colours."""
+
+from __future__ import annotations
+
+import pytest
+from rich.color import ColorSystem
+from rich.segment import Segment
+from textual.app import App, ComposeResult
+from textual.containers import VerticalScroll
+
+from tests.app.helpers import answers, send, start, wait_until
+from tests.helpers.model_server import Reply, ScriptedModelServer
+from turnstone_tui.app.app import TurnstoneApp
+from turnstone_tui.app.screens.approval import ApprovalScreen
+from turnstone_tui.core.types import PreparedItem, ToolResult
+from turnstone_tui.widgets.bash_pane import OutputLog
+from turnstone_tui.widgets.tool_card import ToolCard
+
+pytestmark = pytest.mark.timeout(60)
+
+
+def bash_item(call_id: str) -> PreparedItem:
+    return PreparedItem(
+        call_id, "bash", {"command": "seq 1 20"}, header="bash: seq 1 20", preview_kind="bash"
+    )
+
+
+class Cards(App[None]):
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield ToolCard(bash_item("c1"), id="first")
+            yield ToolCard(bash_item("c2"), id="second")
+
+
+def screen_text(app: App[None]) -> list[str]:
+    return [strip.text for strip in app.screen._compositor.render_strips()]
+
+
+def rows_in_256_colours(app: App[None], card: ToolCard) -> list[tuple[tuple[str, str], ...]]:
+    """The card's screen rows as a 256-colour terminal shows them: text with downgraded colours."""
+
+    def cell(segment: Segment) -> tuple[str, str]:
+        style = segment.style
+        if style is None:
+            return (segment.text, "")
+        colours = [
+            c.downgrade(ColorSystem.EIGHT_BIT).name if c is not None else "-"
+            for c in (style.color, style.bgcolor)
+        ]
+        return (segment.text, f"{colours} {style.bold} {style.reverse}")
+
+    strips = app.screen._compositor.render_strips()
+    region = card.region
+    rows = []
+    for y in range(region.y, region.bottom):
+        segments = strips[y].crop(region.x, region.right)
+        rows.append(tuple(cell(s) for s in Segment.simplify(segments)))
+    return rows
+
+
+async def test_expanded_card_shows_the_output_once_without_the_preview_or_its_hint() -> None:
+    app = Cards()
+    async with app.run_test(size=(80, 50)) as pilot:
+        card = app.query_one("#first", ToolCard)
+        card.set_result(ToolResult("out\n[exit code: 0]"), [f"line {i}" for i in range(1, 21)])
+        await pilot.pause()
+        collapsed = "\n".join(screen_text(app))
+        assert "line 1" in collapsed and "(+17 lines, enter to expand)" in collapsed
+        card.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert card.expanded
+        text = "\n".join(screen_text(app))
+        assert "enter to expand" not in text and "+17 lines" not in text
+        assert text.count("line 1\n") + text.count("line 1 ") == 1, "the first line appears once"
+        log = card.query_one(OutputLog)
+        assert log.region.height == 20 and log.lines[0] == "line 1" and log.lines[-1] == "line 20"
+        # Collapsing brings the preview back.
+        await pilot.press("enter")
+        await pilot.pause()
+        assert "(+17 lines, enter to expand)" in "\n".join(screen_text(app))
+
+
+async def test_a_focused_card_is_distinct_in_a_256_colour_terminal() -> None:
+    app = Cards()
+    async with app.run_test(size=(80, 30)) as pilot:
+        cards = list(app.query(ToolCard))
+        for card in cards:
+            card.set_result(ToolResult("ok\n[exit code: 0]"), ["alpha", "beta"])
+        app.set_focus(None)
+        await pilot.pause()
+        first, second = cards
+        assert rows_in_256_colours(app, first) == rows_in_256_colours(app, second), "same look unfocused"
+        first.focus()
+        await pilot.pause()
+        assert first.has_focus
+        focused, other = rows_in_256_colours(app, first), rows_in_256_colours(app, second)
+        assert len(focused) == len(other)
+        assert focused != other
+        # The header row itself differs (not only a tint that rounds away).
+        assert focused[0] != other[0]
+
+
+# --- a resumed conversation ------------------------------------------------------------------
+
+
+async def test_resumed_chat_shows_tool_cards_with_their_output_and_keeps_the_token_count(
+    app: TurnstoneApp, model_server: ScriptedModelServer
+) -> None:
+    command = "for i in 1 2 3 4 5 6; do echo row-$i; done"
+    model_server.script(
+        [
+            Reply.tools([("bash", {"command": command}, "call_1")]),
+            Reply.text("Six rows printed."),
+            Reply.text("Fresh start."),
+        ]
+    )
+    async with app.run_test(size=(100, 40)) as pilot:
+        await start(pilot)
+        await send(pilot, "print rows", wait=False)
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), 20, "the approval modal")
+        await pilot.press("y")
+        await wait_until(pilot, lambda: "Six rows printed." in answers(app), 30, "the answer")
+        await wait_until(pilot, lambda: not app.busy, 20)
+        first_id = app.session.session_id
+        tokens_before = str(app.query_one("#status-tokens").render())
+        assert not tokens_before.startswith("0 tok")
+        await send(pilot, "/new", wait=False)
+        await wait_until(pilot, lambda: app.session.session_id != first_id and app.ready, 20)
+        assert str(app.query_one("#status-tokens").render()).startswith("0 tok")
+        await send(pilot, f"/resume {first_id}", wait=False)
+        await wait_until(pilot, lambda: app.session.session_id == first_id and app.ready, 20, "resumed")
+        await pilot.pause()
+        cards = list(app.query(ToolCard))
+        assert len(cards) == 1
+        card = cards[0]
+        assert card.status == "ok" and "echo row-$i" in card.item.header
+        assert [line for line in card.output_lines if line.startswith("row-")] == [
+            f"row-{i}" for i in range(1, 7)
+        ]
+        summary = str(card.query_one(".tool-card--summary").render())
+        assert summary.startswith("row-1\nrow-2\nrow-3") and "enter to expand" in summary
+        card.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert card.expanded and card.query_one(OutputLog).region.height >= 6
+        assert str(app.query_one("#status-tokens").render()) == tokens_before
