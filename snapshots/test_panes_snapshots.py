@@ -302,3 +302,53 @@ def test_mcp_panel_connected_and_failed(
         await pilot.pause(0.2)
 
     assert snap_compare(make_app(model_server, tmp_path, servers), terminal_size=SIZE, run_before=run_before)
+
+
+# --- small terminals (issue 11 item 7): the prompt and the status bar stay, the panes adapt ------
+
+
+def test_four_parallel_bash_panes_at_90x30(
+    snap_compare, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    model_server.script(panes_script(4))
+
+    async def run_before(pilot: Pilot) -> None:
+        await approve_and_stream(pilot, 4)
+
+    assert snap_compare(make_app(model_server, tmp_path), terminal_size=(90, 30), run_before=run_before)
+
+
+def test_four_parallel_bash_panes_at_80x24(
+    snap_compare, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    model_server.script(panes_script(4))
+
+    async def run_before(pilot: Pilot) -> None:
+        await approve_and_stream(pilot, 4)
+
+    assert snap_compare(make_app(model_server, tmp_path), terminal_size=(80, 24), run_before=run_before)
+
+
+def test_approval_modal_at_80x24(snap_compare, model_server: ScriptedModelServer, tmp_path: Path) -> None:
+    (tmp_path / "work").mkdir(exist_ok=True)
+    (tmp_path / "work" / "greet.py").write_text(GREET_OLD)
+    model_server.script(
+        [
+            Reply.tools(
+                [
+                    (
+                        "bash",
+                        {"command": "git status --short && pytest -x -q tests/ | tee test.log"},
+                        "call_1",
+                    ),
+                    ("write_file", {"path": "greet.py", "content": GREET_NEW}, "call_2"),
+                ]
+            ),
+            Reply.text("ok"),
+        ]
+    )
+
+    async def run_before(pilot: Pilot) -> None:
+        await open_approval(pilot)
+
+    assert snap_compare(make_app(model_server, tmp_path), terminal_size=(80, 24), run_before=run_before)

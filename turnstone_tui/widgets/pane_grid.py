@@ -16,6 +16,9 @@ from .bash_pane import BashPane, clean_line
 from .stylesheet import style_text
 
 FLUSH_INTERVAL = 1 / 30
+MIN_ROWS_FOR_BORDERS = 9
+"""A pane with fewer rows than this drops its border (header + output only)."""
+MIN_WIDTH_FOR_THREE_COLUMNS = 120
 
 
 class ParallelPanes(Container):
@@ -134,3 +137,20 @@ class ParallelPanes(Container):
         self.set_class(count == 2, "-two")
         self.set_class(3 <= count <= 4, "-four")
         self.set_class(count > 4, "-many")
+        self._fit()
+
+    def on_resize(self) -> None:
+        self._fit()
+
+    def _fit(self) -> None:
+        """Small terminals: panes drop their border when it would leave them too few output rows,
+        and more than four panes use two columns where three would be too narrow."""
+        width, height = self.size
+        if not height:
+            return
+        count = len(self._panes)
+        narrow = width < MIN_WIDTH_FOR_THREE_COLUMNS
+        columns = 1 if count <= 1 else 2 if count <= 4 or narrow else 3
+        rows = max(1, -(-count // columns))
+        self.set_class(narrow, "-narrow")
+        self.set_class(height // rows < MIN_ROWS_FOR_BORDERS, "-compact")
