@@ -15,13 +15,14 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Any
 
 from ..core.truncate import HeadTailBuffer
 from ..core.types import ExecContext, PreparedItem, ToolResult
 from .base import Preparer, ToolContext, error_item, scrubbed_env
-from .bash_guard import check_command
+from .bash_guard import MAX_COMMAND_CHARS, check_command
 from .proc_group import EmittingSink, RunOutcome, run_process
 
 MIN_TIMEOUT = 1
@@ -91,7 +92,12 @@ async def prepare_bash(ctx: ToolContext, call_id: str, args: dict[str, Any]) -> 
     stop_on_error = args.get("stop_on_error", False)
     if not isinstance(stop_on_error, bool):
         return error_item(call_id, "bash", args, "bash: stop_on_error must be true or false")
-    refusal = check_command(command)
+    # bashlex takes ~1 s per 100 KB on a busy machine: never on the event loop
+    refusal = (
+        check_command(command)
+        if len(command) > MAX_COMMAND_CHARS
+        else await asyncio.to_thread(check_command, command)
+    )
     if refusal:
         return error_item(call_id, "bash", args, f"bash: {refusal}")
 
