@@ -86,6 +86,9 @@ class McpConfig:
     refresh_interval: float = 4 * 3600.0  # seconds; poll servers without list_changed push
     connect_timeout: float = 30.0
     call_timeout: float = 120.0
+    log_level: str = ""  # logging/setLevel sent to servers that log ("" = their default)
+    roots: list[str] = field(default_factory=list)  # offered as roots besides the working directory
+    first_turn_wait: float = 10.0  # seconds the first prompt waits for servers still connecting
     servers: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
@@ -172,9 +175,13 @@ def _validate(cfg: Config, src: str) -> None:
             raise ConfigError(f"{src}: tools.{key}: must be positive")
     if cfg.model.context_window <= 0:
         raise ConfigError(f"{src}: model.context_window: must be positive")
-    for name in cfg.mcp.servers:
-        if "__" in name:
-            raise ConfigError(f"{src}: mcp.servers.{name}: server names must not contain '__'")
+    levels = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
+    if cfg.mcp.log_level and cfg.mcp.log_level not in levels:
+        raise ConfigError(
+            f"{src}: mcp.log_level: must be one of {', '.join(levels)}, got {cfg.mcp.log_level!r}"
+        )
+    if cfg.mcp.first_turn_wait < 0:
+        raise ConfigError(f"{src}: mcp.first_turn_wait: must be 0 or more seconds")
 
 
 def parse_config(data: dict[str, Any], src: str = "config") -> Config:

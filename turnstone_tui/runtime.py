@@ -71,8 +71,10 @@ class Runtime:
             raise
         mcp = None
         if options.start_mcp:
-            mcp = await _start_mcp(config, options.mcp_config_path)
+            mcp = await _start_mcp(config, options.mcp_config_path, options.cwd)
         runtime = cls(config, storage, provider, mcp=mcp, registry=registry, options=options)
+        if mcp is not None and hasattr(mcp, "set_sampler"):
+            mcp.set_sampler(runtime.sample_for_mcp)
         if options.start_watches:
             runtime._start_watch_runner()
         return runtime
@@ -134,6 +136,33 @@ class Runtime:
                 await old.aclose()
         return provider
 
+    async def sample_for_mcp(self, request: Any) -> Any:
+        """Run an approved MCP ``sampling/createMessage`` on the current model (no tools)."""
+        from .mcp.asks import SampleResult
+        from .providers.base import ContentDelta, ModelRequest, StreamDone
+
+        messages: list[dict[str, Any]] = []
+        if request.system_prompt:
+            messages.append({"role": "system", "content": request.system_prompt})
+        messages.extend({"role": m.role, "content": m.text} for m in request.messages)
+        provider = self.provider
+        pieces: list[str] = []
+        finish = "stop"
+        async for event in provider.stream(
+            ModelRequest(
+                messages=messages,
+                model=provider.model,
+                temperature=request.temperature,
+                max_tokens=request.max_tokens,
+            )
+        ):
+            if isinstance(event, ContentDelta):
+                pieces.append(event.text)
+            elif isinstance(event, StreamDone):
+                finish = event.finish_reason
+        stop = "maxTokens" if finish == "length" else "endTurn"
+        return SampleResult("".join(pieces), provider.model or provider.name, stop)
+
     async def persist_allow(self, tool_names: set[str]) -> None:
         """Remember "always allow" answers across sessions (revocable with /permissions)."""
         current = set(await self.storage.get_setting("allow", []))
@@ -179,12 +208,12 @@ class Runtime:
         await self.storage.close()
 
 
-async def _start_mcp(config: Config, mcp_config_path: str | None) -> Any | None:
+async def _start_mcp(config: Config, mcp_config_path: str | None, cwd: Path | None = None) -> Any | None:
     try:
         from .mcp.manager import McpManager
     except ImportError:
         return None
-    manager = McpManager.from_config(config, mcp_config_path or config.mcp.config_path or None)
+    manager = McpManager.from_config(config, mcp_config_path or config.mcp.config_path or None, cwd=cwd)
     if not manager.statuses():
         return manager
     await manager.start()

@@ -59,7 +59,7 @@ command = "echo"
         ("[tools]\nnative_web_search = 'sometimes'", "tools.native_web_search: must be auto, on or off"),
         ("[model]\ncolour = 1", "model.colour: unknown key"),
         ("[nonsense]\na = 1", r"\[nonsense\]: unknown section"),
-        ("[mcp.servers.a__b]\ncommand = 'x'", "must not contain '__'"),
+        ("[mcp]\nlog_level = 'loud'", "mcp.log_level: must be one of debug"),
         ("not = [toml", "invalid TOML"),
     ],
 )

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 
 from turnstone_tui.config import Config, ConfigError, parse_config
-from turnstone_tui.mcp.config import load_server_configs
+from turnstone_tui.mcp.config import load_server_configs, parse_server
 from turnstone_tui.mcp.manager import McpManager
 
 
@@ -52,20 +53,20 @@ def test_config_path_from_mcp_section(tmp_path: Path) -> None:
     assert list(load_server_configs(cfg, None)) == ["x"]
 
 
-def test_double_underscore_name_rejected_in_json(tmp_path: Path) -> None:
+def test_double_underscore_name_disables_only_that_server_json(tmp_path: Path) -> None:
     path = tmp_path / "mcp.json"
-    path.write_text(json.dumps({"mcpServers": {"a__b": {"command": "srv"}}}))
-    with pytest.raises(ConfigError, match=r"'a__b' must not contain '__'"):
-        load_server_configs(Config(), str(path))
-    with pytest.raises(ConfigError, match="a__b"):
-        McpManager.from_config(Config(), str(path))
+    path.write_text(json.dumps({"mcpServers": {"a__b": {"command": "srv"}, "ok": {"command": "srv"}}}))
+    servers = load_server_configs(Config(), str(path))
+    assert "must not contain '__'" in servers["a__b"].invalid and "a__b" in servers["a__b"].invalid
+    assert servers["ok"].invalid == ""
+    manager = McpManager.from_config(Config(), str(path))
+    assert manager.server_names == ["a__b", "ok"]
 
 
-def test_double_underscore_name_rejected_in_toml() -> None:
+def test_double_underscore_name_disables_only_that_server_toml() -> None:
     cfg = Config()
     cfg.mcp.servers = {"a__b": {"command": "srv"}}
-    with pytest.raises(ConfigError, match="must not contain '__'"):
-        load_server_configs(cfg, None)
+    assert "must not contain '__'" in load_server_configs(cfg, None)["a__b"].invalid
 
 
 @pytest.mark.parametrize(
@@ -80,10 +81,14 @@ def test_double_underscore_name_rejected_in_toml() -> None:
     ],
 )
 def test_bad_server_tables(table: dict, message: str) -> None:
-    cfg = Config()
-    cfg.mcp.servers = {"s": table}
+    """A bad entry is an error naming the key, and disables only that server."""
     with pytest.raises(ConfigError, match=message):
-        load_server_configs(cfg, None)
+        parse_server("s", table, "config: mcp.servers.s")
+    cfg = Config()
+    cfg.mcp.servers = {"s": table, "good": {"command": "x"}}
+    servers = load_server_configs(cfg, None)
+    assert re.search(message, servers["s"].invalid) and "mcp.servers.s" in servers["s"].invalid
+    assert servers["good"].invalid == ""
 
 
 def test_bad_json_file(tmp_path: Path) -> None:

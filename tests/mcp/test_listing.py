@@ -64,7 +64,9 @@ async def test_bad_config_and_no_servers(tmp_path: Path) -> None:
     path.write_text(json.dumps({"mcpServers": {"a__b": {"command": "x"}}}))
     out = io.StringIO()
     assert await run_mcp_list(_config({}), str(path), out) == 1
-    assert out.getvalue().startswith("error: ") and "'a__b' must not contain '__'" in out.getvalue()
+    text = out.getvalue()
+    assert text.startswith("a__b [stdio] failed\n"), text
+    assert "  reason: disabled: " in text and "'a__b' must not contain '__'" in text
 
     out = io.StringIO()
     assert await run_mcp_list(_config({}), None, out) == 1

@@ -11,7 +11,8 @@ TOML (config.toml)::
 
 JSON (``--mcp-config``): ``{"mcpServers": {"github": {"command": ..., "args": [...], "env": {...}}}}``.
 Servers from the JSON file replace TOML servers of the same name. Names containing ``__`` are
-rejected: ``__`` separates server and tool in ``mcp__<server>__<tool>``.
+rejected (``__`` separates server and tool in ``mcp__<server>__<tool>``): such an entry, like any
+invalid entry, disables only that server, with the reason shown where the server is listed.
 """
 
 from __future__ import annotations
@@ -29,8 +30,9 @@ Protocol = Literal["auto", "legacy"]
 
 _NAME_OK = re.compile(r"^[A-Za-z0-9_-]+$")
 _HTTP_TYPES = {"http", "streamable-http", "streamable_http", "streamablehttp"}
-_STDIO_KEYS = {"type", "command", "args", "env", "cwd", "protocol", "disabled", "description"}
-_HTTP_KEYS = {"type", "url", "headers", "protocol", "disabled", "description"}
+_STDIO_KEYS = {"type", "command", "args", "env", "cwd", "protocol", "disabled", "description", "log_level"}
+_HTTP_KEYS = {"type", "url", "headers", "protocol", "disabled", "description", "log_level"}
+LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,9 +47,12 @@ class ServerConfig:
     cwd: str | None = None
     url: str = ""
     headers: dict[str, str] = field(default_factory=dict)
-    # "auto": probe the 2026 protocol, fall back to the initialize handshake; "legacy": handshake only.
-    protocol: Protocol = "auto"
+    # "legacy" (the default): the initialize handshake first, as the 2025-11-25 lifecycle says;
+    # "auto": probe the draft protocol with server/discover, fall back to the handshake.
+    protocol: Protocol = "legacy"
+    log_level: str = ""  # logging/setLevel after connecting ("" = [mcp] log_level)
     source: str = ""  # where it was defined, for messages
+    invalid: str = ""  # why this entry cannot be used (the server is shown failed, the others run)
 
     @property
     def target(self) -> str:
@@ -68,6 +73,14 @@ def check_server_name(name: str, where: str) -> None:
             f"{where}: MCP server name {name!r} may only use letters, digits, '-' and '_' "
             "(it becomes part of tool names)"
         )
+
+
+def check_log_level(value: Any, where: str) -> str:
+    if value in ("", None):
+        return ""
+    if value not in LOG_LEVELS:
+        raise ConfigError(f"{where}: must be one of {', '.join(LOG_LEVELS)}, got {value!r}")
+    return str(value)
 
 
 def _str_list(value: Any, where: str) -> tuple[str, ...]:
@@ -107,9 +120,10 @@ def parse_server(name: str, table: dict[str, Any], where: str) -> ServerConfig |
         raise ConfigError(
             f'{where}.type: the SSE transport is not supported; use type = "http" (streamable HTTP)'
         )
-    protocol = table.get("protocol", "auto")
+    protocol = table.get("protocol", "legacy")
     if protocol not in ("auto", "legacy"):
         raise ConfigError(f'{where}.protocol: must be "auto" or "legacy", got {protocol!r}')
+    log_level = check_log_level(table.get("log_level", ""), f"{where}.log_level")
     if kind in _HTTP_TYPES:
         unknown = set(table) - _HTTP_KEYS
         if unknown:
@@ -118,7 +132,9 @@ def parse_server(name: str, table: dict[str, Any], where: str) -> ServerConfig |
         if not url.startswith(("http://", "https://")):
             raise ConfigError(f"{where}.url: an HTTP server needs an http:// or https:// url, got {url!r}")
         headers = _str_dict(table.get("headers", {}), f"{where}.headers")
-        return ServerConfig(name, "http", url=url, headers=headers, protocol=protocol, source=where)
+        return ServerConfig(
+            name, "http", url=url, headers=headers, protocol=protocol, log_level=log_level, source=where
+        )
     if kind != "stdio":
         raise ConfigError(f'{where}.type: must be "stdio" or "http", got {kind!r}')
     unknown = set(table) - _STDIO_KEYS
@@ -133,7 +149,15 @@ def parse_server(name: str, table: dict[str, Any], where: str) -> ServerConfig |
     if cwd is not None:
         cwd = str(Path(_str(cwd, f"{where}.cwd")).expanduser())
     return ServerConfig(
-        name, "stdio", command=command, args=args, env=env, cwd=cwd, protocol=protocol, source=where
+        name,
+        "stdio",
+        command=command,
+        args=args,
+        env=env,
+        cwd=cwd,
+        protocol=protocol,
+        log_level=log_level,
+        source=where,
     )
 
 
@@ -155,22 +179,31 @@ def load_json_servers(path: str) -> dict[str, ServerConfig]:
         raise ConfigError(f'{p}: expected an "mcpServers" object mapping names to servers')
     out: dict[str, ServerConfig] = {}
     for name, table in servers.items():
-        server = parse_server(str(name), table, f"{p}: mcpServers.{name}")
+        server = _entry(str(name), table, f"{p}: mcpServers.{name}")
         if server is not None:
             out[server.name] = server
     return out
+
+
+def _entry(name: str, table: Any, where: str) -> ServerConfig | None:
+    """One entry; a bad one becomes an ``invalid`` server so the others (and the app) still start."""
+    try:
+        return parse_server(name, table, where)
+    except ConfigError as exc:
+        return ServerConfig(name, "stdio", source=where, invalid=str(exc))
 
 
 def load_server_configs(cfg: Config, mcp_config_path: str | None) -> dict[str, ServerConfig]:
     """All configured servers: ``[mcp.servers.*]`` then the JSON file (JSON wins on the same name).
 
     ``mcp_config_path`` (the ``--mcp-config`` flag) falls back to ``[mcp] config_path``.
-    Raises ConfigError with the file and key for anything invalid.
+    A bad entry comes back with ``invalid`` set (its server is disabled with that error); an
+    unreadable JSON file raises ConfigError.
     """
     src = str(cfg.path) if cfg.path else "config"
     out: dict[str, ServerConfig] = {}
     for name, table in cfg.mcp.servers.items():
-        server = parse_server(name, table, f"{src}: mcp.servers.{name}")
+        server = _entry(name, table, f"{src}: mcp.servers.{name}")
         if server is not None:
             out[server.name] = server
     json_path = mcp_config_path or cfg.mcp.config_path

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate
@@ -18,8 +19,10 @@ from ..config import Config
 from ..core.types import ToolResult
 from ..executors.base import McpPromptRef
 from . import convert
+from .asks import ServerAsks
+from .client_side import ClientSide, LogEntry, Sampler
 from .config import ServerConfig, load_server_configs
-from .server_conn import McpCallError, ServerConnection
+from .server_conn import McpCallError, ProgressFn, ServerConnection
 from .status import EventKind, McpEvent, PromptInfo, ResourceInfo, ServerState, ServerStatus, ToolInfo
 
 __all__ = ["McpManager", "McpEvent", "ServerState", "ServerStatus"]
@@ -42,7 +45,11 @@ class McpManager:
         connect_timeout: float = 30.0,
         call_timeout: float = 120.0,
         refresh_interval: float = 14400.0,
+        client_side: ClientSide | None = None,
+        log_level: str = "",
     ) -> None:
+        self.client_side = client_side or ClientSide()
+        self.client_side.on_log = self._on_log
         self._conns: dict[str, ServerConnection] = {
             name: ServerConnection(
                 config,
@@ -51,6 +58,8 @@ class McpManager:
                 refresh_interval=refresh_interval,
                 on_state=self._on_state,
                 on_update=self._on_update,
+                client_side=self.client_side,
+                log_level=log_level,
             )
             for name, config in servers.items()
         }
@@ -64,13 +73,18 @@ class McpManager:
         self._prompts: dict[str, tuple[str, PromptInfo]] = {}
 
     @classmethod
-    def from_config(cls, cfg: Config, mcp_config_path: str | None = None) -> McpManager:
-        """Build from ``[mcp]`` settings; raises ConfigError for invalid server definitions."""
+    def from_config(
+        cls, cfg: Config, mcp_config_path: str | None = None, *, cwd: Path | None = None
+    ) -> McpManager:
+        """Build from ``[mcp]`` settings (roots: ``cwd`` and ``[mcp] roots``); a bad server entry
+        disables that server, an unreadable ``--mcp-config`` file raises ConfigError."""
         return cls(
             load_server_configs(cfg, mcp_config_path),
             connect_timeout=cfg.mcp.connect_timeout,
             call_timeout=cfg.mcp.call_timeout,
             refresh_interval=cfg.mcp.refresh_interval,
+            client_side=ClientSide(roots=[cwd or Path.cwd(), *(Path(r).expanduser() for r in cfg.mcp.roots)]),
+            log_level=cfg.mcp.log_level,
         )
 
     # --- lifecycle ---------------------------------------------------------------------------
@@ -98,6 +112,34 @@ class McpManager:
     async def aclose(self) -> None:
         """Close every session and stop every stdio server process."""
         await asyncio.gather(*(conn.close() for conn in self._conns.values()), return_exceptions=True)
+
+    # --- the client's side: what servers may ask, roots, logs --------------------------------
+
+    def set_asks(self, asks: ServerAsks) -> None:
+        """Who answers elicitation and sampling requests (the app's modal screens; headless declines)."""
+        self.client_side.asks = asks
+
+    def set_sampler(self, sampler: Sampler | None) -> None:
+        """What runs an approved sampling request (the user's current model)."""
+        self.client_side.sampler = sampler
+
+    @property
+    def roots(self) -> tuple[Path, ...]:
+        return self.client_side.roots
+
+    async def set_roots(self, roots: list[Path]) -> None:
+        """Replace the roots offered to servers and tell the connected ones (roots/list_changed)."""
+        if self.client_side.set_roots(roots):
+            await asyncio.gather(*(c.roots_changed() for c in self._conns.values()), return_exceptions=True)
+
+    def logs(self, server: str) -> list[LogEntry]:
+        """The server's recent log messages (notifications/message), oldest first; bounded."""
+        return list(self.client_side.logs.get(server, ()))
+
+    def _on_log(self, server: str, entry: LogEntry) -> None:
+        conn = self._conns.get(server)
+        if conn is not None:
+            self._emit(McpEvent("log", server, conn.status(), log=entry))
 
     # --- observation -------------------------------------------------------------------------
 
@@ -233,15 +275,28 @@ class McpManager:
             return ToolResult(f"MCP server '{conn.name}' has no {what} named '{parsed[1]}'", is_error=True)
         return ToolResult(f"no MCP server provides {what} '{qualified_name}'", is_error=True)
 
-    async def call_tool(self, qualified_name: str, arguments: dict[str, Any]) -> ToolResult:
+    async def call_tool(
+        self, qualified_name: str, arguments: dict[str, Any], on_progress: ProgressFn | None = None
+    ) -> ToolResult:
         entry = self._tools.get(qualified_name)
         if entry is None:
             return self._unknown("tool", qualified_name)
         server, info, _ = entry
+        conn = self._conns[server]
+
+        def progress(value: float, total: float | None, message: str | None) -> None:
+            conn.note_progress(info.name, value, total, message)
+            self._emit(McpEvent("progress", server, conn.status()))
+            if on_progress is not None:
+                on_progress(value, total, message)
+
         try:
-            result = await self._conns[server].call_tool(info.name, arguments)
+            result = await conn.call_tool(info.name, arguments, on_progress=progress)
         except McpCallError as exc:
             return ToolResult(str(exc), is_error=True)
+        finally:
+            if conn.clear_progress(info.name):
+                self._emit(McpEvent("progress", server, conn.status()))
         return convert.call_result(result)
 
     async def read_resource(self, uri: str) -> ToolResult:

@@ -16,6 +16,7 @@ import logging
 import os
 import tempfile
 import time
+import warnings
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import IO, Any
 
@@ -26,14 +27,15 @@ from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from ..executors.base import scrubbed_env
 from . import convert
+from .client_side import ClientSide
 from .config import ServerConfig
-from .status import EventKind, PromptInfo, ResourceInfo, ServerState, ServerStatus, ToolInfo
+from .status import EventKind, ProgressInfo, PromptInfo, ResourceInfo, ServerState, ServerStatus, ToolInfo
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +44,7 @@ _MAX_PAGES = 100  # a paginator that never ends cannot hang a listing
 _HEALTH_TIMEOUT = 5.0  # after a call timed out: does the server still answer at all?
 _COALESCE = 0.05  # seconds: bursts of list_changed notifications become one refresh
 
+ProgressFn = Callable[[float, float | None, str | None], None]
 UpdateFn = Callable[["ServerConnection", EventKind, tuple[str, ...], tuple[str, ...]], None]
 
 
@@ -132,8 +135,14 @@ class ServerConnection:
         refresh_interval: float,
         on_state: Callable[[ServerConnection], None],
         on_update: UpdateFn,
+        client_side: ClientSide | None = None,
+        log_level: str = "",
     ) -> None:
         self.config = config
+        self.client_side = client_side or ClientSide()
+        self._log_level = config.log_level or log_level
+        self.instructions = ""
+        self._progress: dict[str, ProgressInfo] = {}
         self.name = config.name
         self._connect_timeout = connect_timeout
         self._call_timeout = call_timeout
@@ -188,7 +197,16 @@ class ServerConnection:
             push=self.push,
             connected_at=self.connected_at,
             last_refresh=self.last_refresh,
+            progress=tuple(self._progress.values()),
+            log_count=len(self.client_side.logs.get(self.name, ())),
+            instructions=self.instructions,
         )
+
+    def note_progress(self, tool: str, value: float, total: float | None, message: str | None) -> None:
+        self._progress[tool] = ProgressInfo(tool, value, total, message or "")
+
+    def clear_progress(self, tool: str) -> bool:
+        return self._progress.pop(tool, None) is not None
 
     @property
     def settled(self) -> bool:
@@ -267,6 +285,9 @@ class ServerConnection:
     def connect(self) -> None:
         """Start connecting unless already connecting or connected. Returns at once."""
         if self.state in (ServerState.CONNECTING, ServerState.CONNECTED):
+            return
+        if self.config.invalid:
+            self._set_state(ServerState.FAILED, f"disabled: {self.config.invalid}")
             return
         previous = self._task
         self._closing = False
@@ -380,9 +401,12 @@ class ServerConnection:
                         cache=None,
                         message_handler=on_message,
                         client_info=mt.Implementation(name="turnstone-tui", version="0.1.0"),
+                        log_level=self._log_level or None,  # type: ignore[arg-type]
+                        **self.client_side.callbacks(self.name),
                     )
                     await stack.enter_async_context(client)
                     self._read_server_info(client)
+                    await self._set_log_level(client)
                     await self._fetch(client, LIST_KINDS, initial=True)
                     timer.cancel()
                     if self._stop.is_set():
@@ -422,8 +446,23 @@ class ServerConnection:
         elif self.state in (ServerState.CONNECTING, ServerState.CONNECTED) and not self._closing:
             self._fail("the connection ended")
 
+    async def _set_log_level(self, client: Client) -> None:
+        """``logging/setLevel`` from the config, for handshake-era servers that log."""
+        level = self._log_level
+        if not level or client.server_capabilities.logging is None:
+            return
+        if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return  # 2026-07-28: the level rides on every request (Client(log_level=...))
+        try:
+            with anyio.fail_after(self._connect_timeout), warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                await client.set_logging_level(level)  # type: ignore[arg-type]
+        except (MCPError, TimeoutError) as exc:
+            log.info("MCP server %s: logging/setLevel %s refused: %r", self.name, level, exc)
+
     def _read_server_info(self, client: Client) -> None:
         self.protocol_version = client.protocol_version
+        self.instructions = (client.instructions or "").strip()
         info = client.server_info
         self.server_name = info.name if info else None
         self.server_version = info.version if info else None
@@ -614,8 +653,35 @@ class ServerConnection:
                 self._mark_broken(f"{what} failed: {describe_error(exc)}")
             raise McpCallError(f"MCP server '{self.name}' failed during {what}: {self.error}") from None
 
-    async def call_tool(self, name: str, arguments: dict[str, Any]) -> mt.CallToolResult:
-        return await self._request(f"tool '{name}'", lambda c: c.call_tool(name, arguments))
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], on_progress: ProgressFn | None = None
+    ) -> mt.CallToolResult:
+        """Call a tool; ``on_progress(progress, total, message)`` gets the server's progress (a
+        progressToken is sent only when it is given)."""
+        if on_progress is None:
+            return await self._request(f"tool '{name}'", lambda c: c.call_tool(name, arguments))
+
+        async def progress(value: float, total: float | None, message: str | None) -> None:
+            try:
+                on_progress(value, total, message)
+            except Exception:
+                log.exception("MCP progress listener failed")
+
+        return await self._request(
+            f"tool '{name}'", lambda c: c.call_tool(name, arguments, progress_callback=progress)
+        )
+
+    async def roots_changed(self) -> None:
+        """Tell the server its roots changed (handshake-era servers that asked for roots)."""
+        client = self._client
+        if client is None or self.state is not ServerState.CONNECTED:
+            return
+        if self.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            return  # 2026-07-28 has no client notifications; roots are sent with each request
+        with contextlib.suppress(Exception), warnings.catch_warnings():
+            warnings.simplefilter("ignore", MCPDeprecationWarning)  # roots is still current at 2025-11-25
+            with anyio.fail_after(self._connect_timeout):
+                await client.send_roots_list_changed()
 
     async def read_resource(self, uri: str) -> mt.ReadResourceResult:
         return await self._request(f"reading resource '{uri}'", lambda c: c.read_resource(uri))

@@ -65,9 +65,33 @@ class ServerStatus:
     push: frozenset[str] = frozenset()
     connected_at: float | None = None  # time.time()
     last_refresh: float | None = None
+    # Tool calls in flight that reported progress: (tool, progress, total, message).
+    progress: tuple[ProgressInfo, ...] = ()
+    log_count: int = 0  # log messages kept for the panel's log view
+    instructions: str = ""  # what the server said about itself at initialize
 
 
-EventKind = Literal["state", "tools", "resources", "prompts"]
+@dataclass(frozen=True, slots=True)
+class ProgressInfo:
+    tool: str
+    progress: float
+    total: float | None = None
+    message: str = ""
+
+    @property
+    def fraction(self) -> float | None:
+        if self.total is None or self.total <= 0:
+            return None
+        return max(0.0, min(1.0, self.progress / self.total))
+
+    def describe(self) -> str:
+        """``40%  reading files`` / ``3  step 3`` (the number when there is no total)."""
+        fraction = self.fraction
+        amount = f"{fraction:.0%}" if fraction is not None else f"{self.progress:g}"
+        return f"{amount}  {self.message}".rstrip()
+
+
+EventKind = Literal["state", "tools", "resources", "prompts", "log", "progress"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,3 +106,4 @@ class McpEvent:
     status: ServerStatus
     added: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
+    log: Any = None  # kind "log": the client_side.LogEntry

@@ -14,12 +14,27 @@ from turnstone_tui.mcp.config import ServerConfig
 
 from .demo_server import PNG_1X1
 
-__all__ = ["DEMO", "PNG_1X1", "HttpDemoServer", "free_port", "stdio_server", "wait_for"]
+__all__ = [
+    "ASKING",
+    "DEMO",
+    "asking_server",
+    "PNG_1X1",
+    "HttpDemoServer",
+    "free_port",
+    "stdio_server",
+    "wait_for",
+]
 
 DEMO = Path(__file__).resolve().parent / "demo_server.py"
+ASKING = Path(__file__).resolve().parent / "asking_server.py"
 
 
-def stdio_server(name: str, *args: str, protocol: str = "auto") -> ServerConfig:
+def asking_server(name: str = "asking") -> ServerConfig:
+    """A ServerConfig for the server that asks its client (elicitation, sampling, roots, progress, logs)."""
+    return ServerConfig(name, "stdio", command=sys.executable, args=(str(ASKING),))
+
+
+def stdio_server(name: str, *args: str, protocol: str = "legacy") -> ServerConfig:
     """A ServerConfig that starts the demo server as a stdio subprocess."""
     return ServerConfig(
         name,
