@@ -219,6 +219,10 @@ class TurnstoneApp(App[None]):
                 and hasattr(runtime.mcp, "add_listener")
             ):
                 self._remove_mcp_listener = runtime.mcp.add_listener(lambda _event: self._refresh_status())
+            if runtime.mcp is not None and hasattr(runtime.mcp, "set_asks"):
+                from .server_asks import AppServerAsks
+
+                runtime.mcp.set_asks(AppServerAsks(self, lambda: runtime.provider.model))
         except Exception as exc:  # storage or provider problems: shown, the app stays up
             log.exception("could not start a session")
             await self.chat.add_error(f"Could not start a session: {exc}")

@@ -1,0 +1,106 @@
+"""Snapshots of what MCP servers can ask the user: the elicitation form and the sampling modals."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.app import App, ComposeResult
+from textual.screen import Screen
+from textual.widgets import Static
+
+from turnstone_tui.app.screens.elicitation import ElicitationScreen
+from turnstone_tui.app.screens.sampling import SampleReviewScreen, SamplingApprovalScreen
+from turnstone_tui.mcp.asks import ElicitationRequest, SampleResult, SamplingMessage, SamplingRequest
+from turnstone_tui.mcp.elicit_form import parse_schema
+
+SIZE = (100, 34)
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "title": "Your name", "minLength": 2, "default": "Ada"},
+        "email": {
+            "type": "string",
+            "title": "Email",
+            "format": "email",
+            "description": "For the confirmation",
+        },
+        "guests": {"type": "integer", "title": "Guests", "minimum": 1, "maximum": 8, "default": 2},
+        "outside": {"type": "boolean", "title": "Sit outside", "default": True},
+        "time": {
+            "type": "string",
+            "title": "Time",
+            "oneOf": [{"const": "18", "title": "6 pm"}, {"const": "20", "title": "8 pm"}],
+            "default": "20",
+        },
+    },
+    "required": ["name", "email", "guests"],
+}
+
+SAMPLING = SamplingRequest(
+    server="notes",
+    messages=(
+        SamplingMessage("user", "Summarize the meeting notes: budget approved, launch moved to May."),
+        SamplingMessage("assistant", "Do you want bullet points?"),
+        SamplingMessage("user", "One line, please."),
+    ),
+    max_tokens=200,
+    system_prompt="You summarize notes for a busy reader.",
+)
+
+
+class ScreenHarness(App[None]):
+    def __init__(self, screen: Screen[Any]) -> None:
+        super().__init__()
+        self._modal = screen
+
+    def compose(self) -> ComposeResult:
+        yield Static("the chat is behind the modal")
+
+    def on_mount(self) -> None:
+        self.push_screen(self._modal)
+        self.call_after_refresh(self._steady_cursors)
+
+    def _steady_cursors(self) -> None:
+        for widget in self.screen.query("Input, TextArea"):
+            widget.cursor_blink = False  # type: ignore[attr-defined]
+
+
+def form_request() -> ElicitationRequest:
+    return ElicitationRequest(
+        server="bookings", message="Book a table for Friday", fields=parse_schema(SCHEMA), schema=SCHEMA
+    )
+
+
+def test_elicitation_form(snap_compare) -> None:
+    assert snap_compare(ScreenHarness(ElicitationScreen(form_request())), terminal_size=SIZE)
+
+
+def test_elicitation_form_with_errors(snap_compare) -> None:
+    async def run_before(pilot: Any) -> None:
+        await pilot.pause()
+        await pilot.press("ctrl+s")  # email is required and empty
+        await pilot.pause()
+
+    assert snap_compare(
+        ScreenHarness(ElicitationScreen(form_request())), terminal_size=SIZE, run_before=run_before
+    )
+
+
+def test_elicitation_url_mode(snap_compare) -> None:
+    request = ElicitationRequest(
+        server="payments",
+        message="Confirm the payment on the provider's page",
+        mode="url",
+        url="https://pay.example.com/confirm/abc123",
+    )
+    assert snap_compare(ScreenHarness(ElicitationScreen(request)), terminal_size=(100, 20))
+
+
+def test_sampling_approval(snap_compare) -> None:
+    assert snap_compare(ScreenHarness(SamplingApprovalScreen(SAMPLING, "scripted-model")), terminal_size=SIZE)
+
+
+def test_sample_review(snap_compare) -> None:
+    result = SampleResult("Budget approved; the launch moves to May.", "scripted-model")
+    assert snap_compare(ScreenHarness(SampleReviewScreen(SAMPLING, result)), terminal_size=(100, 24))
