@@ -35,6 +35,19 @@ def test_wheel_contains_tools_and_styles(wheel: Path) -> None:
     assert any(n.endswith("entry_points.txt") for n in names)
 
 
+def test_math_libraries_come_with_a_normal_install(wheel: Path) -> None:
+    """The math tool's libraries (pytest among them, as the spec says) are plain dependencies."""
+    with zipfile.ZipFile(wheel) as archive:
+        (metadata,) = [n for n in archive.namelist() if n.endswith(".dist-info/METADATA")]
+        lines = archive.read(metadata).decode().splitlines()
+    plain = {
+        line.split(":", 1)[1].strip().split(">")[0].split("=")[0].split("<")[0].strip().lower()
+        for line in lines
+        if line.startswith("Requires-Dist:") and "extra ==" not in line
+    }
+    assert {"sympy", "numpy", "scipy", "pytest"} <= plain, plain
+
+
 def test_installed_wheel_loads_its_data_from_any_directory(wheel: Path, tmp_path: Path) -> None:
     target = tmp_path / "site"
     subprocess.run(

@@ -34,6 +34,17 @@ async def test_sympy_numpy_scipy_are_preimported_and_print_is_captured(tmp_path:
     assert not result.is_error
 
 
+async def test_pytest_is_available_for_import(tmp_path: Path) -> None:
+    code = (
+        "import pytest\n"
+        "with pytest.raises(ZeroDivisionError):\n"
+        "    1 / 0\n"
+        "print(0.1 + 0.2 == pytest.approx(0.3))\n"
+    )
+    result = await math(tmp_path, code)
+    assert result.text == "True" and not result.is_error, result.text
+
+
 async def test_last_expression_is_shown_and_errors_show_the_traceback(tmp_path: Path) -> None:
     shown = await math(tmp_path, "a = 6\na * 7")
     assert shown.text == "42"

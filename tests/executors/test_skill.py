@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import pytest
@@ -19,7 +20,7 @@ tags: [review, git, quality]
 category: engineering
 ---
 # Code review
-Read the diff with `git diff`. Model: {{model}}, session {{ws_id}}.
+Read the diff with `git diff`. Model: {{model}}, session {{ws_id}}, node {{node_id}}.
 """,
     "sql.md": """---
 name: "sql-tuning"
@@ -86,7 +87,8 @@ async def test_load_activates_and_replaces(tmp_path: Path, skills_dir: Path) -> 
     assert ctx.active_skill == "code-review"
     name, content = loaded[0]
     assert name == "code-review"
-    assert "Model: qwen-7b, session sess1." in content and "---" not in content
+    assert f"Model: qwen-7b, session sess1, node {socket.gethostname()}." in content
+    assert "{{" not in content and "---" not in content
     _, second = await skill(ctx, action="load", name="HAIKU")  # case-insensitive, file-name skill
     assert second is not None and "replacing 'code-review'" in second.text
     assert ctx.active_skill == "haiku" and loaded[-1] == ("haiku", "Write every answer as a haiku.")
@@ -115,3 +117,11 @@ async def test_risky_skill_is_flagged_before_approval(tmp_path: Path, skills_dir
     assert review is not None and "risk level: low" in review.text
     _, found = await skill(ctx, action="search", query="tools")
     assert found is not None and "risk high" in found.text
+
+
+async def test_search_results_say_how_each_skill_is_activated(tmp_path: Path, skills_dir: Path) -> None:
+    ctx = make_ctx(tmp_path, state={"skills_dir": skills_dir})
+    _, found = await skill(ctx, action="search", query="slow database queries")
+    assert found is not None
+    line = next(line for line in found.text.splitlines() if line.startswith("- sql-tuning:"))
+    assert line.endswith("activation named]")

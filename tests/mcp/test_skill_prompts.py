@@ -48,7 +48,7 @@ async def test_a_prompt_without_arguments_is_a_skill_and_loads_its_expanded_text
     item = await PREPARERS["skill"](ctx, "s2", {"action": "search", "query": "pull request review"})
     listing = (await run_item(item)).text
     assert "pr_checklist: Checklist for reviewing a pull request." in listing
-    assert "mcp:demo" in listing and "read-only" in listing
+    assert "mcp:demo" in listing and "read-only" in listing and "activation mcp-prompt" in listing
 
     item = await PREPARERS["skill"](ctx, "s3", {"action": "load", "name": "pr_checklist"})
     assert item.error is None and item.needs_approval

@@ -751,15 +751,17 @@ class TurnstoneApp(App[None]):
 
     async def _cmd_mcp(self, argument: str) -> None:
         words = argument.split()
-        if not words:
-            self._toggle_mcp_panel()
-            return
-        if words[0] != "refresh" or len(words) > 2:
+        if words and (words[0] != "refresh" or len(words) > 2):
             await self.chat.add_error("usage: /mcp [refresh [server]]")
             return
         runtime = self._need_runtime()
         if runtime.mcp is None:
             await self.chat.add_error("/mcp: no MCP servers are configured.")
+            return
+        if not words:  # the spec's /mcp: list the connected tools (the panel has its own key, F2)
+            from ..mcp.listing import format_tool_table
+
+            await self.chat.add_markdown_info(format_tool_table(runtime.mcp.statuses()))
             return
         report = await runtime.mcp.refresh(words[1] if len(words) == 2 else None)
         await self.chat.add_info(report)

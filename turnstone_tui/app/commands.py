@@ -27,7 +27,7 @@ SLASH_COMMANDS: tuple[SlashCommand, ...] = (
     SlashCommand("resume", "[session]", "Resume a saved conversation (pick one, or give its id)"),
     SlashCommand("history", "[query]", "Search past conversations, or list recent ones"),
     SlashCommand("model", "[alias]", "Show the model, or switch to a configured alias"),
-    SlashCommand("mcp", "[refresh [server]]", "Toggle the MCP panel, or refresh servers"),
+    SlashCommand("mcp", "[refresh [server]]", "List the connected MCP tools, or refresh servers (F2: panel)"),
     SlashCommand("permissions", "", "Show and revoke auto-approved tools"),
     SlashCommand("compact", "", "Summarise the conversation to free context"),
     SlashCommand("raw", "", "Toggle showing answers as raw Markdown source"),

@@ -13,8 +13,9 @@ A skill file:
 The frontmatter is the simple YAML subset ``key: value`` and ``key: [a, b]`` (quotes optional),
 parsed here without a YAML dependency. Without frontmatter the file name is the skill name.
 ``load`` calls ``ctx.on_skill_loaded(name, content)`` (the session swaps the skill part of the
-system prompt) and records ``ctx.active_skill``. ``{{model}}`` and ``{{ws_id}}`` in the content
-become the model name and the session id.
+system prompt) and records ``ctx.active_skill``. ``{{model}}``, ``{{ws_id}}`` and ``{{node_id}}`` in
+the content become the model name, the session id and this machine's name (turnstone's node is
+the server a workstream runs on; here it is the local host).
 
 MCP prompts that need no arguments are skills too (turnstone's prompt-to-skill sync, locally): they
 are read from the connected servers' live prompt lists, so they appear when a server connects or
@@ -27,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import socket
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -40,6 +42,10 @@ log = logging.getLogger(__name__)
 
 MAX_SKILL_BYTES = 256 * 1024
 SEARCH_RESULTS = 10
+# How a skill becomes active, reported by search: a local file is loaded as written, by name; an MCP
+# prompt is fetched from its server and expanded when it is loaded.
+ACTIVATION_NAMED = "named"
+ACTIVATION_MCP_PROMPT = "mcp-prompt"
 
 # A rough screen of what a skill asks the model to do, shown before the user approves a load.
 _HIGH_RISK = re.compile(
@@ -72,6 +78,10 @@ class Skill:
     path: Path | None = None  # the file of a local skill
     mcp_prompt: str | None = None  # the qualified prompt name of a skill from an MCP server
     server: str = ""
+
+    @property
+    def activation(self) -> str:
+        return ACTIVATION_MCP_PROMPT if self.mcp_prompt else ACTIVATION_NAMED
 
 
 def skills_dir(ctx: ToolContext) -> Path:
@@ -188,17 +198,28 @@ def search_skills(skills: list[Skill], query: str, k: int = SEARCH_RESULTS) -> l
     return [skills[i] for i, _ in BM25Index(docs).search(query, k)]
 
 
+def node_id() -> str:
+    """This machine's name: the local equivalent of the turnstone node a workstream runs on."""
+    return socket.gethostname() or "localhost"
+
+
 def render(skill: Skill, ctx: ToolContext) -> str:
-    return skill.content.replace("{{model}}", ctx.config.model.name or "").replace(
-        "{{ws_id}}", ctx.session_id
-    )
+    variables = {
+        "{{model}}": ctx.config.model.name or "",
+        "{{ws_id}}": ctx.session_id,
+        "{{node_id}}": node_id(),
+    }
+    content = skill.content
+    for placeholder, value in variables.items():
+        content = content.replace(placeholder, value)
+    return content
 
 
 def _line(skill: Skill) -> str:
     tags = " ".join(f"#{t}" for t in skill.tags)
     # An MCP skill's text is fetched on load, where its risk is assessed.
     risk = "read-only, risk assessed on load" if skill.mcp_prompt else f"risk {assess_risk(skill.content)}"
-    extra = ", ".join(x for x in (skill.category, tags, risk) if x)
+    extra = ", ".join(x for x in (skill.category, tags, risk, f"activation {skill.activation}") if x)
     return f"- {skill.name}: {skill.description or '(no description)'}" + (f" [{extra}]" if extra else "")
 
 

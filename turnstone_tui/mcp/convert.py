@@ -71,7 +71,10 @@ def normalize_schema(schema: dict[str, Any] | None) -> dict[str, Any]:
 
 def tool_info(server: str, tool: mt.Tool) -> ToolInfo:
     description = tool.description or tool.title or ""
-    return ToolInfo(qualify(server, tool.name), tool.name, description, normalize_schema(tool.input_schema))
+    read_only = tool.annotations.read_only_hint if tool.annotations is not None else None
+    return ToolInfo(
+        qualify(server, tool.name), tool.name, description, normalize_schema(tool.input_schema), read_only
+    )
 
 
 def tool_schema(info: ToolInfo, server: str) -> dict[str, Any]:

@@ -9,6 +9,32 @@ from .manager import McpManager
 from .status import ServerState, ServerStatus
 
 
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|") or "—"
+
+
+def format_tool_table(statuses: list[ServerStatus]) -> str:
+    """``/mcp``: the connected servers' tools as a Markdown table (name, server, read-only hint,
+    description), then the servers that are not connected and why."""
+    connected = [s for s in statuses if s.state is ServerState.CONNECTED]
+    tools = [(status.name, tool) for status in connected for tool in status.tools]
+    lines = [f"**MCP tools ({len(tools)})**", ""]
+    if tools:
+        lines += ["| tool | server | read-only | description |", "|---|---|---|---|"]
+        for server, tool in tools:
+            hint = {True: "yes", False: "no", None: "—"}[tool.read_only]
+            lines.append(f"| `{tool.qualified_name}` | {server} | {hint} | {_cell(tool.description)} |")
+    else:
+        lines.append("No tools: no connected server offers any.")
+    others = [s for s in statuses if s.state is not ServerState.CONNECTED]
+    if others:
+        lines.append("")
+        lines += [
+            f"- {s.name}: {s.state.value}" + (f" ({_cell(s.error)})" if s.error else "") for s in others
+        ]
+    return "\n".join(lines)
+
+
 def format_status(status: ServerStatus) -> list[str]:
     """The lines ``mcp list`` prints for one server."""
     head = f"{status.name} [{status.transport}] {status.state.value}"

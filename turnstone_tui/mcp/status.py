@@ -20,6 +20,7 @@ class ToolInfo:
     name: str  # the server's own tool name
     description: str
     input_schema: dict[str, Any] = field(default_factory=dict)
+    read_only: bool | None = None  # the server's readOnlyHint annotation (None: not given)
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,7 @@ import time
 
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.prompts.base import AssistantMessage, Message, Prompt, UserMessage
-from mcp_types import EmbeddedResource, TextResourceContents
+from mcp_types import EmbeddedResource, TextResourceContents, ToolAnnotations
 
 # A 1x1 transparent PNG.
 PNG_1X1 = base64.b64decode(
@@ -32,7 +32,7 @@ PNG_1X1 = base64.b64decode(
 def build_server(name: str, extra_tools: int, skill_prompts: bool = False) -> MCPServer:
     server = MCPServer(name, instructions="demo server for turnstone-tui tests")
 
-    @server.tool(description="Echo the text back.")
+    @server.tool(description="Echo the text back.", annotations=ToolAnnotations(read_only_hint=True))
     def echo(text: str) -> str:
         return f"echo: {text}"
 
@@ -58,7 +58,10 @@ def build_server(name: str, extra_tools: int, skill_prompts: bool = False) -> MC
         await asyncio.sleep(seconds)
         return f"slept {seconds}"
 
-    @server.tool(description="Exit the server process in the middle of the call.")
+    @server.tool(
+        description="Exit the server process in the middle of the call.",
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True),
+    )
     def crash() -> str:
         sys.stderr.write("demo server: crashing on purpose\n")
         sys.stderr.flush()
