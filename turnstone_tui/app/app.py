@@ -8,37 +8,35 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
-import inspect
 import logging
 import time
-from collections import deque
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING
 
 from textual import on, work
-from textual.app import App, ComposeResult
+from textual.app import App
 from textual.binding import Binding
 from textual.reactive import var
-from textual.screen import Screen
-from textual.widget import Widget
-from textual.widgets import Footer
 
 from ..config import ConfigError
 from ..core.resources import styles_dir
-from ..core.types import ApprovalDecision, PlanReview, SessionState
+from ..core.types import SessionState
 from ..providers.base import ProviderError
 from ..widgets import clock
-from ..widgets.chat_messages import InfoMessage
 from ..widgets.chat_view import ChatView
 from ..widgets.pane_grid import ParallelPanes
-from ..widgets.prompt_input import PromptArea, PromptInput
+from ..widgets.prompt_input import PromptInput
 from ..widgets.status_bar import StatusBar
 from . import messages as m
-from .commands import SLASH_COMMANDS, SlashCommandProvider, parse_slash
+from .command_palette import SlashCommandProvider
+from .commands import SlashCommand, SlashCompleter, parse_slash
 from .gc_pacing import GcPacer
+from .main_screen import MainScreen, welcome_text
+from .prompt_queue import PromptQueue
+from .questions import QuestionBroker
 from .replay import replay_messages
+from .stream_applier import StreamApplier, cancelled_result
 from .ui_bridge import TextualSessionUI
 
 if TYPE_CHECKING:
@@ -50,46 +48,22 @@ log = logging.getLogger(__name__)
 QUIT_CONFIRM_SECONDS = 2.0
 RuntimeFactory = Callable[[], Awaitable["Runtime"]]
 
-STREAM_SLICE_SECONDS = 0.005
-"""How long one turn of applying streamed items may take before key presses and other events get
-a turn (the rest is applied by a continuation queued behind them)."""
-STREAM_SLICE_LINES = 1000
-"""Output lines written between two looks at the clock."""
 GC_QUIET_SECONDS = 1.0
 """No streamed output for this long: a good moment for a long turn's full collection."""
-
-EngineMessageT = TypeVar("EngineMessageT", bound=m.EngineMessage)
-WidgetT = TypeVar("WidgetT", bound=Widget)
-EngineHandler = Callable[[Any, EngineMessageT], Awaitable[None] | None]
-Deferred = Callable[[], Awaitable[None] | None]
-
-
-def in_stream_order(handler: EngineHandler[EngineMessageT]) -> EngineHandler[EngineMessageT]:
-    """Wrap the handler of a discrete engine message so it runs only after every streamed item the
-    bridge sent before it: while streamed items are still waiting, the call is queued behind them."""
-
-    @functools.wraps(handler)
-    async def run_in_order(app: TurnstoneApp, message: EngineMessageT) -> None:
-        if app._stream_backlog:
-            app._stream_backlog.append(functools.partial(handler, app, message))
-            app._schedule_stream_slice()
-            return
-        result = handler(app, message)
-        if inspect.isawaitable(result):
-            await result
-
-    return run_in_order
 
 
 class TurnstoneApp(App[None]):
     """The chat app. Give it a ready ``runtime`` (created on the same event loop that runs the app,
     e.g. ``await TurnstoneApp(runtime).run_async()``), or a ``runtime_factory`` the app awaits on
-    start (then the app owns the runtime and closes it on exit)."""
+    start (then the app owns the runtime and closes it on exit).
+
+    The layout is :class:`MainScreen`'s; engine messages go to the :class:`StreamApplier`, the
+    engine's questions to the :class:`QuestionBroker`, slash commands to their handlers in
+    :mod:`.commands`. The app owns the session's lifecycle, sending, and the app-wide keys."""
 
     TITLE = "turnstone"
     CSS_PATH = [styles_dir() / "app.tcss", styles_dir() / "chat.tcss"]
     COMMANDS = App.COMMANDS | {SlashCommandProvider}
-    AUTO_FOCUS = "#prompt"
     ENABLE_COMMAND_PALETTE = True
 
     BINDINGS = [
@@ -125,67 +99,54 @@ class TurnstoneApp(App[None]):
         self.cwd = cwd or (runtime.options.cwd if runtime and runtime.options.cwd else None) or Path.cwd()
         self.session: ChatSession | None = None
         self.bridge = TextualSessionUI(self)
-        self._state = SessionState.IDLE
-        self._state_before_attention = SessionState.IDLE
-        self._questions: dict[asyncio.Future[Any], Screen[Any]] = {}
+        self.questions = QuestionBroker(self)
+        self.applier = StreamApplier(self, self.questions)
+        self.turns_finished = 0
+        """How many turns this app ran to their end (tests and benchmarks wait on it)."""
+        self.compaction: asyncio.Future[str] | None = None
+        """A running /compact (esc cancels it)."""
         self._quit_armed_at: float | None = None
         self._engine_closed = False  # not `_closed`: that is MessagePump state
-        self.turns_finished = 0
-        self._queued: list[tuple[str, InfoMessage]] = []
-        """How many turns this app ran to their end (tests and benchmarks wait on it)."""
+        self._queued = PromptQueue()
         self._remove_mcp_listener: Callable[[], None] | None = None
         self._session_ready = asyncio.Event()
         self._gc = GcPacer()
-        self._last_stream_batch = 0.0
-        self._compaction: asyncio.Future[str] | None = None  # a running /compact (esc cancels it)
         config = runtime.config if runtime else None
-        self._max_chat_widgets = config.ui.max_chat_widgets if config else 400
-        self._max_pane_lines = config.ui.max_pane_lines if config else 5000
-        # Streamed items (and discrete events that arrived behind them) not applied yet, in order.
-        self._stream_backlog: deque[m.StreamItem | Deferred] = deque()
-        self._stream_line_offset = 0  # lines of the backlog's first OutputLines already written
-        self._stream_slice_queued = False
-        self._widgets: dict[str, Any] = {}
+        self.main = MainScreen(
+            cwd=self.cwd,
+            completer=SlashCompleter(self),
+            max_chat_widgets=config.ui.max_chat_widgets if config else 400,
+            max_pane_lines=config.ui.max_pane_lines if config else 5000,
+        )
 
     # --- layout -----------------------------------------------------------------------------
 
-    def compose(self) -> ComposeResult:
-        yield ChatView(id="chat", max_widgets=self._max_chat_widgets)
-        yield ParallelPanes(max_lines=self._max_pane_lines, id="panes")
-        yield PromptArea(id="prompt-area", cwd=self.cwd, argument_completer=self._complete_argument)
-        yield StatusBar(id="status-bar")
-        yield Footer(id="footer")
-
-    def _widget(self, selector: str, kind: type[WidgetT]) -> WidgetT:
-        """A widget of the main screen, looked up once (these are used per streamed item, and a
-        query would search whichever screen is on top)."""
-        widget = self._widgets.get(selector)
-        if widget is None:
-            widget = self._widgets[selector] = self.query_one(selector, kind)
-        return widget  # type: ignore[no-any-return]
+    def get_default_screen(self) -> MainScreen:
+        return self.main
 
     @property
     def chat(self) -> ChatView:
-        return self._widget("#chat", ChatView)
+        return self.main.chat
 
     @property
     def panes(self) -> ParallelPanes:
-        return self._widget("#panes", ParallelPanes)
+        return self.main.panes
 
     @property
     def prompt(self) -> PromptInput:
-        return self._widget("#prompt", PromptInput)
+        return self.main.prompt
 
     @property
     def status_bar(self) -> StatusBar:
-        return self._widget("#status-bar", StatusBar)
+        return self.main.status_bar
 
     def on_mount(self) -> None:
-        for selector, kind in (("#chat", ChatView), ("#panes", ParallelPanes), ("#status-bar", StatusBar)):
-            self._widget(selector, kind)
         self.bridge.bind_loop(asyncio.get_running_loop())
+
+    @on(MainScreen.Ready)
+    def _on_layout_ready(self) -> None:
         if self.runtime is not None:
-            self._show_model(self.runtime)
+            self.show_model(self.runtime)
         self._start_session(self.resume_id)
 
     async def wait_ready(self) -> None:
@@ -194,11 +155,8 @@ class TurnstoneApp(App[None]):
 
     # --- session lifecycle ------------------------------------------------------------------
 
-    def _show_model(self, runtime: Runtime) -> None:
-        bar = self.status_bar
-        bar._model = runtime.provider.model
-        bar._provider = runtime.provider.name
-        bar._refresh_all()
+    def show_model(self, runtime: Runtime) -> None:
+        self.main.show_model(runtime.provider.model, runtime.provider.name)
 
     @work(group="session", exclusive=True, exit_on_error=False)
     async def _start_session(self, session_id: str | None, *, replay: bool = True) -> None:
@@ -206,7 +164,7 @@ class TurnstoneApp(App[None]):
             if self.runtime is None:
                 assert self._runtime_factory is not None
                 self.runtime = await self._runtime_factory()
-                self._show_model(self.runtime)
+                self.show_model(self.runtime)
             runtime = self.runtime
             try:
                 self.session = await runtime.create_session(self.bridge, session_id)
@@ -218,7 +176,7 @@ class TurnstoneApp(App[None]):
                 and self._remove_mcp_listener is None
                 and hasattr(runtime.mcp, "add_listener")
             ):
-                self._remove_mcp_listener = runtime.mcp.add_listener(lambda _event: self._refresh_status())
+                self._remove_mcp_listener = runtime.mcp.add_listener(lambda _event: self.refresh_status())
             if runtime.mcp is not None and hasattr(runtime.mcp, "set_asks"):
                 from .server_asks import AppServerAsks
 
@@ -228,17 +186,17 @@ class TurnstoneApp(App[None]):
             await self.chat.add_error(f"Could not start a session: {exc}")
             self.status_bar.state = SessionState.ERROR
             return
-        await self.chat.add_welcome(self._welcome_text())
+        await self.chat.add_welcome(welcome_text(self.runtime.provider, self.cwd))
         banner = getattr(self.runtime.provider, "banner", None)
         if callable(banner):
             with contextlib.suppress(Exception):
                 await self.chat.add_info(str(banner()))
         if session_id and replay and self.session.messages:
-            await replay_messages(self.chat, self.session.messages, limit=self._max_chat_widgets // 2)
+            await replay_messages(self.chat, self.session.messages, limit=self.chat.max_widgets // 2)
             for message in self.session.messages:
                 if message.get("role") == "user" and isinstance(message.get("content"), str):
                     self.prompt.add_history(message["content"])
-        self._refresh_status()
+        self.refresh_status()
         self.ready = True
         if not self._session_ready.is_set():
             # A second after start-up (a full collection takes ~100 ms: not on the first frame).
@@ -247,21 +205,11 @@ class TurnstoneApp(App[None]):
         self._session_ready.set()
         self.refresh_bindings()
 
-    def _welcome_text(self) -> str:
-        assert self.runtime is not None and self.session is not None
-        provider = self.runtime.provider
-        return (
-            f"[b]turnstone[/b] · [b]{_escape(provider.model or 'no model')}[/b] via {_escape(provider.name)}"
-            f" · in [b]{_escape(self.cwd.name or str(self.cwd))}[/b]\n"
-            "[dim]enter[/dim] send · [dim]shift+enter[/dim] newline · [dim]/[/dim] commands · "
-            "[dim]@[/dim] files · [dim]esc[/dim] cancel · [dim]f1[/dim] help"
-        )
-
-    def _refresh_status(self) -> None:
+    def refresh_status(self) -> None:
         if self.session is not None:
             self.status_bar.status = self.session.status()
 
-    async def _replace_session(self, session_id: str | None) -> None:
+    async def replace_session(self, session_id: str | None) -> None:
         """``/new`` and ``/resume``: stop the current turn, close the session, start another."""
         await self._stop_turn()
         old, self.session = self.session, None
@@ -271,7 +219,7 @@ class TurnstoneApp(App[None]):
                 await self.runtime.close_session(old)
         await self.chat.clear_chat()
         for call_id in self.panes.call_ids:
-            self.panes.finish(call_id, _cancelled_result())
+            self.panes.finish(call_id, cancelled_result())
         self.status_bar.pending = 0
         worker = self._start_session(session_id)
         await worker.wait()
@@ -328,33 +276,22 @@ class TurnstoneApp(App[None]):
             self.notify("The session is still starting…", severity="warning")
             return False
         if self.busy:
-            self._queue_prompt(text)
+            self._queued.add(text, self.chat)
             return False
         self.busy = True
         self.status_bar.busy_since = clock.now()
         self._run_turn(self.session, text)
         return True
 
-    def _queue_prompt(self, text: str) -> None:
-        notice = InfoMessage(f"queued: {text}", classes="-queued")
-        self._queued.append((text, notice))
-        self.call_later(self.chat.add, notice)
-
     def _send_next_queued(self) -> None:
-        if not self._queued or self.busy:
-            return
-        text, notice = self._queued.pop(0)
-        notice.remove()
-        self.send_prompt(text)
+        if self._queued and not self.busy:
+            self.send_prompt(self._queued.pop() or "")
 
     def _unqueue_to_prompt(self) -> None:
         """esc: queued prompts go back into the input instead of being sent."""
-        if not self._queued:
+        texts = self._queued.take_all()
+        if not texts:
             return
-        texts = [text for text, _ in self._queued]
-        for _, notice in self._queued:
-            notice.remove()
-        self._queued.clear()
         current = self.prompt.text
         self.prompt.load_text("\n\n".join([*texts, current] if current.strip() else texts))
         self.prompt.move_cursor(self.prompt.document.end)
@@ -375,213 +312,9 @@ class TurnstoneApp(App[None]):
 
     # --- engine messages --------------------------------------------------------------------
 
-    @on(m.TurnStarted)
-    @in_stream_order
-    async def _on_turn_started(self, message: m.TurnStarted) -> None:
-        await self.chat.add_user(message.user_text)
-        if not self.busy:  # a watch injected this turn
-            self.busy = True
-            self.status_bar.busy_since = clock.now()
-
-    @on(m.StreamBatch)
-    async def _on_stream_batch(self, message: m.StreamBatch) -> None:
-        self._last_stream_batch = time.monotonic()
-        buffer = message.buffer
-        if not buffer.consumed:
-            buffer.consumed = True  # the bridge puts later items into a new batch (a new message)
-            self._stream_backlog.extend(buffer.items)
-        await self._apply_stream()
-
-    def _schedule_stream_slice(self) -> None:
-        if not self._stream_slice_queued:
-            self._stream_slice_queued = True
-            self.call_later(self._continue_stream)
-
-    async def _continue_stream(self) -> None:
-        self._stream_slice_queued = False
-        await self._apply_stream()
-
-    async def _apply_stream(self) -> None:
-        """Apply backlog items in order for about ``STREAM_SLICE_SECONDS``; queue the rest behind the
-        events waiting now (key presses stay responsive while panes stream)."""
-        backlog = self._stream_backlog
-        deadline = time.perf_counter() + STREAM_SLICE_SECONDS
-        while backlog:
-            item = backlog[0]
-            if isinstance(item, m.OutputLines):
-                if self._write_output(item):
-                    backlog.popleft()
-            else:
-                backlog.popleft()
-                if isinstance(item, m.TextPiece):
-                    if item.kind == "content":
-                        await self.chat.append_content(item.text)
-                    else:
-                        await self.chat.append_reasoning(item.text)
-                else:  # a discrete event that arrived behind streamed items
-                    result = item()
-                    if inspect.isawaitable(result):
-                        await result
-            if backlog and time.perf_counter() > deadline:
-                self._schedule_stream_slice()
-                return
-
-    def _write_output(self, item: m.OutputLines) -> bool:
-        """Write up to ``STREAM_SLICE_LINES`` of ``item`` into its pane; True once all are written."""
-        panes = self.panes
-        call_id = item.call_id
-        if call_id not in panes:
-            card = self.chat.tool_card(call_id)
-            panes.start(call_id, _command_of(card.item) if card else call_id)
-        lines = item.lines
-        start = self._stream_line_offset
-        end = start + STREAM_SLICE_LINES
-        write, stream = panes.write, item.stream
-        for line in lines[start:end] if start or end < len(lines) else lines:
-            write(call_id, line, stream)
-        if end < len(lines):
-            self._stream_line_offset = end
-            return False
-        self._stream_line_offset = 0
-        return True
-
-    @on(m.MessageEnded)
-    @in_stream_order
-    async def _on_message_ended(self, message: m.MessageEnded) -> None:
-        await self.chat.end_message()
-
-    @on(m.ToolsPrepared)
-    @in_stream_order
-    async def _on_tools_prepared(self, message: m.ToolsPrepared) -> None:
-        await self.chat.add_tool_cards(message.items)
-
-    @on(m.ToolStarted)
-    @in_stream_order
-    def _on_tool_started(self, message: m.ToolStarted) -> None:
-        item = message.item
-        card = self.chat.tool_card(item.call_id)
-        if card is not None:
-            card.mark_running()
-        if item.func_name == "bash":
-            self.panes.start(item.call_id, _command_of(item))
-
-    @on(m.ToolFinished)
-    @in_stream_order
-    def _on_tool_finished(self, message: m.ToolFinished) -> None:
-        lines: list[str] | None = None
-        if message.call_id in self.panes.call_ids:
-            lines = self.panes.finish(message.call_id, message.result)
-        card = self.chat.tool_card(message.call_id)
-        if card is not None:
-            card.set_result(message.result, lines)
-
-    @on(m.ApprovalRequested)
-    @in_stream_order
-    def _on_approval_requested(self, message: m.ApprovalRequested) -> None:
-        from .screens.approval import ApprovalScreen
-
-        future = message.future
-        if future.done():
-            return
-        for item in message.items:
-            card = self.chat.tool_card(item.call_id)
-            if card is not None:
-                card.mark_awaiting()
-        self._raise_attention(len(message.items))
-
-        def answered(decision: ApprovalDecision | None) -> None:
-            self._questions.pop(future, None)
-            self._lower_attention(len(message.items))
-            if not future.done():
-                future.set_result(decision if decision is not None else ApprovalDecision(approved=False))
-
-        screen = ApprovalScreen(message.items)
-        self._questions[future] = screen
-        self.push_screen(screen, answered)
-
-    @on(m.PlanReviewRequested)
-    @in_stream_order
-    def _on_plan_review_requested(self, message: m.PlanReviewRequested) -> None:
-        from .screens.plan_review import PlanReviewScreen
-
-        future = message.future
-        if future.done():
-            return
-        self._raise_attention(0)
-
-        def answered(review: PlanReview | None) -> None:
-            self._questions.pop(future, None)
-            self._lower_attention(0)
-            if not future.done():
-                future.set_result(review if review is not None else PlanReview("reject"))
-
-        screen = PlanReviewScreen(message.plan, message.path)
-        self._questions[future] = screen
-        self.push_screen(screen, answered)
-
-    @on(m.QuestionWithdrawn)
-    @in_stream_order
-    def _on_question_withdrawn(self, message: m.QuestionWithdrawn) -> None:
-        screen = self._questions.pop(message.future, None)
-        if screen is None:
-            return
-        if screen not in self.screen_stack:
-            return
-        while not screen.is_current:  # close whatever was opened on top of the question first
-            self.pop_screen()
-        screen.dismiss(None)
-
-    def _raise_attention(self, count: int) -> None:
-        self.bell()
-        bar = self.status_bar
-        if bar.state is not SessionState.ATTENTION:
-            self._state_before_attention = bar.state
-        bar.state = SessionState.ATTENTION
-        bar.pending += count
-
-    def _lower_attention(self, count: int) -> None:
-        bar = self.status_bar
-        bar.pending = max(0, bar.pending - count)
-        if not self._questions and bar.state is SessionState.ATTENTION:
-            bar.state = self._state_before_attention
-
-    @on(m.StateChanged)
-    @in_stream_order
-    def _on_state_changed(self, message: m.StateChanged) -> None:
-        if self._questions:  # a question is open: stay in attention, restore this state afterwards
-            self._state_before_attention = message.state
-            return
-        self.status_bar.state = message.state
-
-    @on(m.StatusChanged)
-    @in_stream_order
-    def _on_status_changed(self, message: m.StatusChanged) -> None:
-        self.status_bar.status = message.status
-
-    @on(m.InfoPosted)
-    @in_stream_order
-    async def _on_info_posted(self, message: m.InfoPosted) -> None:
-        await self.chat.add_info(message.text)
-
-    @on(m.ErrorPosted)
-    @in_stream_order
-    async def _on_error_posted(self, message: m.ErrorPosted) -> None:
-        await self.chat.add_error(message.text)
-
-    @on(m.TurnEnded)
-    @in_stream_order
-    async def _on_turn_ended(self, message: m.TurnEnded) -> None:
-        await self.chat.end_message()
-        # Anything still shown as running was cut off (cancel): collapse its pane into the card.
-        for call_id in self.panes.call_ids:
-            lines = self.panes.finish(call_id, _cancelled_result())
-            card = self.chat.tool_card(call_id)
-            if card is not None and card.status in ("pending", "awaiting", "running"):
-                card.set_result(_cancelled_result(), lines)
-        # Cards that never ran (the turn was cancelled before their approval / start) say so.
-        for card in self.chat.tool_cards():
-            if card.status in ("pending", "awaiting", "running"):
-                card.mark_cancelled()
+    @on(m.EngineMessage)
+    async def _on_engine_message(self, message: m.EngineMessage) -> None:
+        await self.applier.receive(message)
 
     # --- actions ----------------------------------------------------------------------------
 
@@ -602,13 +335,13 @@ class TurnstoneApp(App[None]):
 
     def _gc_tick(self) -> None:
         # Quiet: no answer text or tool output reached the screen for a second.
-        self._gc.tick(quiet=time.monotonic() - self._last_stream_batch > GC_QUIET_SECONDS)
+        self._gc.tick(quiet=time.monotonic() - self.applier.last_batch_at > GC_QUIET_SECONDS)
 
     def _collect_after_turn(self) -> None:
         if self.busy:
             return
         answer = self.chat.last_answer
-        if self._stream_backlog or (answer is not None and not answer.settled):
+        if not self.applier.caught_up or (answer is not None and not answer.settled):
             self.set_timer(0.2, self._collect_after_turn)  # the screen is still catching up
             return
         self._gc.turn_ended()
@@ -617,8 +350,8 @@ class TurnstoneApp(App[None]):
         self.refresh_bindings()
 
     def action_cancel_turn(self) -> None:
-        if self._compaction is not None:
-            self._compaction.cancel()
+        if self.compaction is not None:
+            self.compaction.cancel()
             return
         if self.session is not None and self.busy:
             self._unqueue_to_prompt()
@@ -646,29 +379,18 @@ class TurnstoneApp(App[None]):
         self.run_slash_command("/clear")
 
     def action_toggle_mcp(self) -> None:
-        self._toggle_mcp_panel()
+        self.toggle_mcp_panel()
 
     def _has_mcp(self) -> bool:
         mcp = self.runtime.mcp if self.runtime is not None else None
         return mcp is not None and bool(mcp.statuses())
 
-    def _toggle_mcp_panel(self) -> None:
+    def toggle_mcp_panel(self) -> None:
         runtime = self.runtime
         if runtime is None or runtime.mcp is None or not self._has_mcp():
             self.notify("No MCP servers are configured.", severity="warning")
             return
-        from ..widgets.mcp_panel import McpPanel
-
-        panels = self.query(McpPanel)
-        if panels:
-            panel = panels.first()
-            panel.display = not panel.display
-            if panel.display:
-                panel.server_tree.focus()
-            else:
-                self.prompt.focus()
-        else:
-            self.mount(McpPanel(runtime.mcp), before=self.chat)
+        self.main.toggle_mcp_panel(runtime.mcp)
 
     # --- slash commands ---------------------------------------------------------------------
 
@@ -680,229 +402,22 @@ class TurnstoneApp(App[None]):
         if parsed.command is None:
             self.notify(f"Unknown command /{parsed.name} — try /help.", severity="error")
             return
-        self._slash_worker(parsed.command.name, parsed.argument)
+        self._slash_worker(parsed.command, parsed.argument)
 
     @work(group="slash", exit_on_error=False)
-    async def _slash_worker(self, name: str, argument: str) -> None:
-        handler = getattr(self, f"_cmd_{name}")
+    async def _slash_worker(self, command: SlashCommand, argument: str) -> None:
         try:
-            await handler(argument)
+            await command.run(self, argument)
         except (ConfigError, ProviderError, ValueError) as exc:
-            await self.chat.add_error(f"/{name}: {exc}")
+            await self.chat.add_error(f"/{command.name}: {exc}")
         except Exception as exc:
-            log.exception("/%s failed", name)
-            await self.chat.add_error(f"/{name} failed: {type(exc).__name__}: {exc}")
+            log.exception("/%s failed", command.name)
+            await self.chat.add_error(f"/{command.name} failed: {type(exc).__name__}: {exc}")
 
-    async def _cmd_help(self, argument: str) -> None:
-        self.action_help()
-
-    async def _cmd_new(self, argument: str) -> None:
-        await self._replace_session(None)
-        self.notify("Started a new conversation.", timeout=2)
-
-    async def _cmd_clear(self, argument: str) -> None:
-        await self.chat.clear_chat()
-        await self.chat.add_info("Screen cleared (the conversation continues; /new starts afresh).")
-
-    async def _cmd_resume(self, argument: str) -> None:
-        runtime = self._need_runtime()
-        if argument:
-            await self._replace_session(argument)
-            return
-        from .screens.sessions import SessionPickerScreen
-
-        sessions = await runtime.list_sessions()
-        current = self.session.session_id if self.session else ""
-        sessions = [s for s in sessions if s.get("id") != current and s.get("message_count")]
-        if not sessions:
-            await self.chat.add_info("No saved conversations to resume.")
-            return
-        chosen = await self.push_screen_wait(SessionPickerScreen(sessions))
-        if chosen:
-            await self._replace_session(chosen)
-
-    async def _cmd_history(self, argument: str) -> None:
-        runtime = self._need_runtime()
-        if not argument:
-            sessions = await runtime.list_sessions(limit=20)
-            await self.chat.add_markdown_info(format_session_list(sessions))
-            return
-        hits = await runtime.search_history(argument)
-        await self.chat.add_markdown_info(format_search_hits(argument, hits))
-
-    async def _cmd_model(self, argument: str) -> None:
-        runtime = self._need_runtime()
-        if not argument:
-            aliases = runtime.model_aliases()
-            lines = [f"Model: **{runtime.provider.model or '(none)'}** via {runtime.provider.name}"]
-            if aliases:
-                lines.append("")
-                lines.append("Aliases (`/model <alias>`): " + ", ".join(f"`{a}`" for a in aliases))
-            await self.chat.add_markdown_info("\n".join(lines))
-            return
-        if self.busy:
-            await self.chat.add_error("/model: wait for the turn to finish (or press esc) before switching.")
-            return
-        provider = await runtime.switch_model(argument)
-        self._show_model(runtime)
-        self._refresh_status()
-        note = "" if argument in runtime.config.models else " (not a configured alias: used as a model name)"
-        await self.chat.add_info(f"Switched to {provider.model} via {provider.name}{note}.")
-
-    async def _cmd_mcp(self, argument: str) -> None:
-        words = argument.split()
-        if words and (words[0] != "refresh" or len(words) > 2):
-            await self.chat.add_error("usage: /mcp [refresh [server]]")
-            return
-        runtime = self._need_runtime()
-        if runtime.mcp is None:
-            await self.chat.add_error("/mcp: no MCP servers are configured.")
-            return
-        if not words:  # the spec's /mcp: list the connected tools (the panel has its own key, F2)
-            from ..mcp.listing import format_tool_table
-
-            await self.chat.add_markdown_info(format_tool_table(runtime.mcp.statuses()))
-            return
-        report = await runtime.mcp.refresh(words[1] if len(words) == 2 else None)
-        await self.chat.add_info(report)
-        self._refresh_status()
-
-    async def _cmd_permissions(self, argument: str) -> None:
-        from .screens.permissions import Permission, PermissionsScreen
-
-        runtime = self._need_runtime()
-        session = self.session
-        persisted = set(await runtime.persisted_allow())
-        from_config = set(runtime.config.tools.allow)
-        session_set = set(session.auto_approve) if session else set()
-        entries = [
-            Permission(name, _permission_source(name, persisted, from_config))
-            for name in sorted(session_set | persisted | from_config)
-        ]
-        revoked = await self.push_screen_wait(PermissionsScreen(entries))
-        if not revoked:
-            return
-        for name in revoked:
-            if name in persisted:
-                await runtime.revoke_allow(name)
-            for open_session in runtime.sessions.values():
-                open_session.auto_approve.discard(name)
-        note = ", ".join(sorted(revoked))
-        in_file = sorted(set(revoked) & from_config)
-        message = f"Revoked: {note}. These tools ask for approval again."
-        if in_file:
-            where = runtime.config.path or "the config file"
-            message += f" ({', '.join(in_file)} also listed in tools.allow of {where}: remove it there too.)"
-        await self.chat.add_info(message)
-
-    async def _cmd_compact(self, argument: str) -> None:
-        session = self.session
-        if session is None:
-            return
-        if self.busy:
-            await self.chat.add_error("/compact: wait for the turn to finish first.")
-            return
-        self.busy = True
-        self.status_bar.state = SessionState.THINKING
-        self._compaction = asyncio.ensure_future(session.compact())
-        try:
-            summary = await self._compaction
-        except asyncio.CancelledError:
-            if self._compaction.cancelled():  # esc: the history is only replaced at the end
-                await self.chat.add_info("Compaction cancelled; the conversation is unchanged.")
-                return
-            raise
-        finally:
-            self._compaction = None
-            self.busy = False
-            self.status_bar.state = SessionState.IDLE
-        if not summary:
-            await self.chat.add_info("Nothing to compact yet.")
-            return
-        await self.chat.add_info("Conversation compacted; the model continues from this summary:")
-        await self.chat.add_markdown_info(summary)
-        self._refresh_status()
-
-    async def _cmd_raw(self, argument: str) -> None:
-        self.raw_mode = not self.raw_mode
-        self.chat.set_raw(self.raw_mode)
-        self.notify("Raw Markdown on." if self.raw_mode else "Raw Markdown off.", timeout=2)
-
-    async def _cmd_exit(self, argument: str) -> None:
-        await self.action_quit()
-
-    def _need_runtime(self) -> Runtime:
+    def need_runtime(self) -> Runtime:
         if self.runtime is None:
             raise ValueError("the engine is still starting")
         return self.runtime
 
-    def _complete_argument(self, command: str, partial: str) -> list[tuple[str, str]]:
-        runtime = self.runtime
-        if runtime is None:
-            return []
-        if command == "model":
-            return [
-                (alias, runtime.config.models[alias].name or "")
-                for alias in runtime.model_aliases()
-                if alias.startswith(partial)
-            ]
-        if command == "mcp" and runtime.mcp is not None:
-            return (
-                [("refresh", "re-read tools, resources and prompts")] if "refresh".startswith(partial) else []
-            )
-        return []
 
-
-# --- helpers -----------------------------------------------------------------------------------
-
-
-def _escape(text: str) -> str:
-    from textual.markup import escape
-
-    return escape(text)
-
-
-def _command_of(item: Any) -> str:
-    args = getattr(item, "args", None)
-    if isinstance(args, dict) and isinstance(args.get("command"), str):
-        return args["command"]
-    return getattr(item, "header", "")
-
-
-def _cancelled_result() -> Any:
-    from ..core.types import ToolResult
-
-    return ToolResult("cancelled by user", is_error=True)
-
-
-def _permission_source(name: str, persisted: set[str], from_config: set[str]) -> str:
-    if name in persisted:
-        return "saved"
-    if name in from_config:
-        return "config"
-    return "session"
-
-
-def format_session_list(sessions: list[dict[str, Any]]) -> str:
-    if not sessions:
-        return "No saved conversations yet."
-    lines = ["**Recent conversations** (`/resume <id>` to continue one)", ""]
-    for s in sessions:
-        first = " ".join(str(s.get("first_prompt") or s.get("name") or "").split())[:70]
-        lines.append(
-            f"- `{str(s.get('id', ''))[:12]}` · {s.get('message_count', 0)} msgs · {first or '(empty)'}"
-        )
-    return "\n".join(lines)
-
-
-def format_search_hits(query: str, hits: list[dict[str, Any]]) -> str:
-    if not hits:
-        return f"No messages match **{query}**."
-    lines = [f"**{len(hits)} match{'es' if len(hits) != 1 else ''} for {query}** (`/resume <id>`)", ""]
-    for hit in hits:
-        snippet = " ".join(str(hit.get("snippet") or "").split())
-        lines.append(f"- `{str(hit.get('session_id', ''))[:12]}` {hit.get('role', '')}: {snippet}")
-    return "\n".join(lines)
-
-
-__all__ = ["SLASH_COMMANDS", "TurnstoneApp"]
+__all__ = ["TurnstoneApp"]

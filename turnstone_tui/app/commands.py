@@ -1,12 +1,23 @@
-"""Slash commands: the table, parsing, completion, and the command palette provider listing them."""
+"""Slash commands: the table (each handler registered next to its entry), parsing and completion.
+
+A handler is ``async def handler(app, argument)``; what it may raise as a user error
+(``ConfigError``, ``ProviderError``, ``ValueError``) is shown as ``/name: message``.
+"""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
-from typing import Protocol
+from typing import TYPE_CHECKING, Any
 
-from textual.command import DiscoveryHit, Hit, Hits, Provider
+from ..core.types import SessionState
+
+if TYPE_CHECKING:
+    from .app import TurnstoneApp
+
+CommandHandler = Callable[["TurnstoneApp", str], Awaitable[None]]
+ArgumentCompleter = Callable[["TurnstoneApp", str], list[tuple[str, str]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -14,27 +25,224 @@ class SlashCommand:
     name: str  # without the slash
     args: str  # argument hint shown in completion and help, "" when none
     help: str
+    run: CommandHandler
+    complete: ArgumentCompleter | None = None  # (app, partial argument) -> [(value, help)]
 
     @property
     def usage(self) -> str:
         return f"/{self.name}" + (f" {self.args}" if self.args else "")
 
 
-SLASH_COMMANDS: tuple[SlashCommand, ...] = (
-    SlashCommand("help", "", "Show commands and keys"),
-    SlashCommand("new", "", "Start a new conversation"),
-    SlashCommand("clear", "", "Clear the screen (the conversation is kept)"),
-    SlashCommand("resume", "[session]", "Resume a saved conversation (pick one, or give its id)"),
-    SlashCommand("history", "[query]", "Search past conversations, or list recent ones"),
-    SlashCommand("model", "[alias]", "Show the model, or switch to a configured alias"),
-    SlashCommand("mcp", "[refresh [server]]", "List the connected MCP tools, or refresh servers (F2: panel)"),
-    SlashCommand("permissions", "", "Show and revoke auto-approved tools"),
-    SlashCommand("compact", "", "Summarise the conversation to free context"),
-    SlashCommand("raw", "", "Toggle showing answers as raw Markdown source"),
-    SlashCommand("exit", "", "Quit turnstone"),
-)
+_TABLE: list[SlashCommand] = []
 
+
+def slash_command(
+    name: str, args: str, help: str, *, complete: ArgumentCompleter | None = None
+) -> Callable[[CommandHandler], CommandHandler]:
+    """Register the decorated handler as ``/name`` (the table keeps the order of registration)."""
+
+    def register(handler: CommandHandler) -> CommandHandler:
+        _TABLE.append(SlashCommand(name, args, help, handler, complete))
+        return handler
+
+    return register
+
+
+# --- the commands ------------------------------------------------------------------------------
+
+
+@slash_command("help", "", "Show commands and keys")
+async def _help(app: TurnstoneApp, argument: str) -> None:
+    app.action_help()
+
+
+@slash_command("new", "", "Start a new conversation")
+async def _new(app: TurnstoneApp, argument: str) -> None:
+    await app.replace_session(None)
+    app.notify("Started a new conversation.", timeout=2)
+
+
+@slash_command("clear", "", "Clear the screen (the conversation is kept)")
+async def _clear(app: TurnstoneApp, argument: str) -> None:
+    await app.chat.clear_chat()
+    await app.chat.add_info("Screen cleared (the conversation continues; /new starts afresh).")
+
+
+@slash_command("resume", "[session]", "Resume a saved conversation (pick one, or give its id)")
+async def _resume(app: TurnstoneApp, argument: str) -> None:
+    runtime = app.need_runtime()
+    if argument:
+        await app.replace_session(argument)
+        return
+    from .screens.sessions import SessionPickerScreen
+
+    sessions = await runtime.list_sessions()
+    current = app.session.session_id if app.session else ""
+    sessions = [s for s in sessions if s.get("id") != current and s.get("message_count")]
+    if not sessions:
+        await app.chat.add_info("No saved conversations to resume.")
+        return
+    chosen = await app.push_screen_wait(SessionPickerScreen(sessions))
+    if chosen:
+        await app.replace_session(chosen)
+
+
+@slash_command("history", "[query]", "Search past conversations, or list recent ones")
+async def _history(app: TurnstoneApp, argument: str) -> None:
+    runtime = app.need_runtime()
+    if not argument:
+        sessions = await runtime.list_sessions(limit=20)
+        await app.chat.add_markdown_info(format_session_list(sessions))
+        return
+    hits = await runtime.search_history(argument)
+    await app.chat.add_markdown_info(format_search_hits(argument, hits))
+
+
+def _complete_model(app: TurnstoneApp, partial: str) -> list[tuple[str, str]]:
+    runtime = app.runtime
+    if runtime is None:
+        return []
+    return [
+        (alias, runtime.config.models[alias].name or "")
+        for alias in runtime.model_aliases()
+        if alias.startswith(partial)
+    ]
+
+
+@slash_command(
+    "model", "[alias]", "Show the model, or switch to a configured alias", complete=_complete_model
+)
+async def _model(app: TurnstoneApp, argument: str) -> None:
+    runtime = app.need_runtime()
+    if not argument:
+        aliases = runtime.model_aliases()
+        lines = [f"Model: **{runtime.provider.model or '(none)'}** via {runtime.provider.name}"]
+        if aliases:
+            lines.append("")
+            lines.append("Aliases (`/model <alias>`): " + ", ".join(f"`{a}`" for a in aliases))
+        await app.chat.add_markdown_info("\n".join(lines))
+        return
+    if app.busy:
+        await app.chat.add_error("/model: wait for the turn to finish (or press esc) before switching.")
+        return
+    provider = await runtime.switch_model(argument)
+    app.show_model(runtime)
+    app.refresh_status()
+    note = "" if argument in runtime.config.models else " (not a configured alias: used as a model name)"
+    await app.chat.add_info(f"Switched to {provider.model} via {provider.name}{note}.")
+
+
+def _complete_mcp(app: TurnstoneApp, partial: str) -> list[tuple[str, str]]:
+    if app.runtime is None or app.runtime.mcp is None or not "refresh".startswith(partial):
+        return []
+    return [("refresh", "re-read tools, resources and prompts")]
+
+
+@slash_command(
+    "mcp", "[refresh [server]]", "Toggle the MCP panel, or refresh servers", complete=_complete_mcp
+)
+async def _mcp(app: TurnstoneApp, argument: str) -> None:
+    words = argument.split()
+    if not words:
+        app.toggle_mcp_panel()
+        return
+    if words[0] != "refresh" or len(words) > 2:
+        await app.chat.add_error("usage: /mcp [refresh [server]]")
+        return
+    runtime = app.need_runtime()
+    if runtime.mcp is None:
+        await app.chat.add_error("/mcp: no MCP servers are configured.")
+        return
+    report = await runtime.mcp.refresh(words[1] if len(words) == 2 else None)
+    await app.chat.add_info(report)
+    app.refresh_status()
+
+
+@slash_command("permissions", "", "Show and revoke auto-approved tools")
+async def _permissions(app: TurnstoneApp, argument: str) -> None:
+    from .screens.permissions import Permission, PermissionsScreen
+
+    runtime = app.need_runtime()
+    session = app.session
+    persisted = set(await runtime.persisted_allow())
+    from_config = set(runtime.config.tools.allow)
+    session_set = set(session.auto_approve) if session else set()
+    entries = [
+        Permission(name, _permission_source(name, persisted, from_config))
+        for name in sorted(session_set | persisted | from_config)
+    ]
+    revoked = await app.push_screen_wait(PermissionsScreen(entries))
+    if not revoked:
+        return
+    for name in revoked:
+        if name in persisted:
+            await runtime.revoke_allow(name)
+        for open_session in runtime.sessions.values():
+            open_session.auto_approve.discard(name)
+    note = ", ".join(sorted(revoked))
+    in_file = sorted(set(revoked) & from_config)
+    message = f"Revoked: {note}. These tools ask for approval again."
+    if in_file:
+        where = runtime.config.path or "the config file"
+        message += f" ({', '.join(in_file)} also listed in tools.allow of {where}: remove it there too.)"
+    await app.chat.add_info(message)
+
+
+def _permission_source(name: str, persisted: set[str], from_config: set[str]) -> str:
+    if name in persisted:
+        return "saved"
+    if name in from_config:
+        return "config"
+    return "session"
+
+
+@slash_command("compact", "", "Summarise the conversation to free context")
+async def _compact(app: TurnstoneApp, argument: str) -> None:
+    session = app.session
+    if session is None:
+        return
+    if app.busy:
+        await app.chat.add_error("/compact: wait for the turn to finish first.")
+        return
+    app.busy = True
+    app.status_bar.state = SessionState.THINKING
+    compaction = app.compaction = asyncio.ensure_future(session.compact())
+    try:
+        summary = await compaction
+    except asyncio.CancelledError:
+        if compaction.cancelled():  # esc: the history is only replaced at the end
+            await app.chat.add_info("Compaction cancelled; the conversation is unchanged.")
+            return
+        raise
+    finally:
+        app.compaction = None
+        app.busy = False
+        app.status_bar.state = SessionState.IDLE
+    if not summary:
+        await app.chat.add_info("Nothing to compact yet.")
+        return
+    await app.chat.add_info("Conversation compacted; the model continues from this summary:")
+    await app.chat.add_markdown_info(summary)
+    app.refresh_status()
+
+
+@slash_command("raw", "", "Toggle showing answers as raw Markdown source")
+async def _raw(app: TurnstoneApp, argument: str) -> None:
+    app.raw_mode = not app.raw_mode
+    app.chat.set_raw(app.raw_mode)
+    app.notify("Raw Markdown on." if app.raw_mode else "Raw Markdown off.", timeout=2)
+
+
+@slash_command("exit", "", "Quit turnstone")
+async def _exit(app: TurnstoneApp, argument: str) -> None:
+    await app.action_quit()
+
+
+SLASH_COMMANDS: tuple[SlashCommand, ...] = tuple(_TABLE)
 _BY_NAME = {command.name: command for command in SLASH_COMMANDS}
+
+
+# --- parsing and completion --------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,39 +275,43 @@ def complete_slash(prefix: str) -> list[SlashCommand]:
     return starts + contains
 
 
-class SlashCommandRunner(Protocol):
-    def run_slash_command(self, text: str) -> None: ...
+class SlashCompleter:
+    """The prompt's completer (``widgets.prompt_input.PromptCompleter``): command names from the
+    table, arguments from each command's own completer."""
+
+    def __init__(self, app: TurnstoneApp) -> None:
+        self._app = app
+
+    def commands(self, typed: str) -> Sequence[SlashCommand]:
+        return complete_slash(typed)
+
+    def arguments(self, command: str, partial: str) -> list[tuple[str, str]]:
+        entry = _BY_NAME.get(command.lower())
+        if entry is None or entry.complete is None:
+            return []
+        return entry.complete(self._app, partial)
 
 
-class SlashCommandProvider(Provider):
-    """Lists the slash commands in Textual's command palette (ctrl+p)."""
+# --- output formats ----------------------------------------------------------------------------
 
-    def _runner(self) -> SlashCommandRunner | None:
-        app = self.app
-        return app if hasattr(app, "run_slash_command") else None  # type: ignore[return-value]
 
-    async def discover(self) -> Hits:
-        runner = self._runner()
-        if runner is None:
-            return
-        for command in SLASH_COMMANDS:
-            yield DiscoveryHit(
-                f"/{command.name}", partial(runner.run_slash_command, f"/{command.name}"), help=command.help
-            )
+def format_session_list(sessions: list[dict[str, Any]]) -> str:
+    if not sessions:
+        return "No saved conversations yet."
+    lines = ["**Recent conversations** (`/resume <id>` to continue one)", ""]
+    for s in sessions:
+        first = " ".join(str(s.get("first_prompt") or s.get("name") or "").split())[:70]
+        lines.append(
+            f"- `{str(s.get('id', ''))[:12]}` · {s.get('message_count', 0)} msgs · {first or '(empty)'}"
+        )
+    return "\n".join(lines)
 
-    async def search(self, query: str) -> Hits:
-        runner = self._runner()
-        if runner is None:
-            return
-        matcher = self.matcher(query)
-        for command in SLASH_COMMANDS:
-            label = f"/{command.name}"
-            score = max(matcher.match(label), matcher.match(command.help) * 0.5)
-            if score > 0:
-                yield Hit(
-                    score,
-                    matcher.highlight(label),
-                    partial(runner.run_slash_command, label),
-                    text=label,
-                    help=command.help,
-                )
+
+def format_search_hits(query: str, hits: list[dict[str, Any]]) -> str:
+    if not hits:
+        return f"No messages match **{query}**."
+    lines = [f"**{len(hits)} match{'es' if len(hits) != 1 else ''} for {query}** (`/resume <id>`)", ""]
+    for hit in hits:
+        snippet = " ".join(str(hit.get("snippet") or "").split())
+        lines.append(f"- `{str(hit.get('session_id', ''))[:12]}` {hit.get('role', '')}: {snippet}")
+    return "\n".join(lines)

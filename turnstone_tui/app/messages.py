@@ -64,92 +64,82 @@ class EngineMessage(Message):
     """Base class of every message the UI bridge posts."""
 
 
+@dataclass
 class TurnStarted(EngineMessage):
-    def __init__(self, user_text: str) -> None:
-        super().__init__()
-        self.user_text = user_text
+    user_text: str
 
 
+@dataclass
 class StreamBatch(EngineMessage):
     """Tokens and output lines in arrival order; the buffer may grow until the handler takes it."""
 
-    def __init__(self, buffer: StreamBuffer) -> None:
-        super().__init__()
-        self.buffer = buffer
+    buffer: StreamBuffer
 
 
+@dataclass
 class MessageEnded(EngineMessage):
     """The assistant finished one streamed message."""
 
 
+@dataclass
 class ToolsPrepared(EngineMessage):
-    def __init__(self, items: list[PreparedItem]) -> None:
-        super().__init__()
-        self.items = items
+    items: list[PreparedItem]
 
 
+@dataclass
 class ToolStarted(EngineMessage):
-    def __init__(self, item: PreparedItem) -> None:
-        super().__init__()
-        self.item = item
+    item: PreparedItem
 
 
+@dataclass
 class ToolFinished(EngineMessage):
-    def __init__(self, call_id: str, name: str, result: ToolResult) -> None:
-        super().__init__()
-        self.call_id = call_id
-        self.name = name
-        self.result = result
+    call_id: str
+    name: str
+    result: ToolResult
 
 
+@dataclass
 class ApprovalRequested(EngineMessage):
     """The engine awaits ``future`` for a decision on ``items``."""
 
-    def __init__(self, items: list[PreparedItem], future: asyncio.Future[ApprovalDecision]) -> None:
-        super().__init__()
-        self.items = items
-        self.future = future
+    items: list[PreparedItem]
+    future: asyncio.Future[ApprovalDecision]
 
 
+@dataclass
 class PlanReviewRequested(EngineMessage):
-    def __init__(self, plan: str, path: str, future: asyncio.Future[PlanReview]) -> None:
-        super().__init__()
-        self.plan = plan
-        self.path = path
-        self.future = future
+    plan: str
+    path: str
+    future: asyncio.Future[PlanReview]
 
 
+@dataclass
 class QuestionWithdrawn(EngineMessage):
     """The engine stopped waiting (turn cancelled): close the screen that asked."""
 
-    def __init__(self, future: asyncio.Future[object]) -> None:
-        super().__init__()
-        self.future = future
+    future: asyncio.Future[object]
 
 
+@dataclass
 class StateChanged(EngineMessage):
-    def __init__(self, state: SessionState) -> None:
-        super().__init__()
-        self.state = state
+    state: SessionState
 
 
+@dataclass
 class StatusChanged(EngineMessage):
-    def __init__(self, status: StatusInfo) -> None:
-        super().__init__()
-        self.status = status
+    status: StatusInfo
 
 
+@dataclass
 class InfoPosted(EngineMessage):
-    def __init__(self, text: str) -> None:
-        super().__init__()
-        self.text = text
+    text: str
 
 
+@dataclass
 class ErrorPosted(EngineMessage):
-    def __init__(self, text: str) -> None:
-        super().__init__()
-        self.text = text
+    text: str
 
 
+@dataclass
 class TurnEnded(EngineMessage):
     """The turn finished (answered, failed or cancelled)."""

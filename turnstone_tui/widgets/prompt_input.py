@@ -10,9 +10,10 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from textual import events, work
 from textual.app import ComposeResult
@@ -21,8 +22,6 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import OptionList, TextArea
 from textual.widgets.option_list import Option
-
-from ..app.commands import complete_slash
 
 Location = tuple[int, int]
 
@@ -41,6 +40,29 @@ class Completion:
     end: Location
     submit: bool = False  # accepting with enter also sends (commands without arguments)
     reopen: bool = False  # keep completing after accepting (a directory)
+
+
+class CommandHint(Protocol):
+    """A slash command as the completion menu shows it."""
+
+    @property
+    def name(self) -> str: ...  # without the slash
+    @property
+    def args(self) -> str: ...  # argument hint, "" when the command takes none
+    @property
+    def help(self) -> str: ...
+
+
+class PromptCompleter(Protocol):
+    """What the prompt completes besides file names; the app hands one in."""
+
+    def commands(self, typed: str) -> Sequence[CommandHint]:
+        """Commands matching ``typed`` (the text after ``/``), best first."""
+        ...
+
+    def arguments(self, command: str, partial: str) -> list[tuple[str, str]]:
+        """``(value, help)`` pairs completing the argument ``partial`` of ``/command``."""
+        ...
 
 
 def list_path_completions(cwd: Path, fragment: str, limit: int = MAX_PATH_COMPLETIONS) -> list[str]:
@@ -123,7 +145,7 @@ class PromptInput(TextArea):
         menu: CompletionMenu,
         *,
         cwd: Path | None = None,
-        argument_completer: Callable[[str, str], list[tuple[str, str]]] | None = None,
+        completer: PromptCompleter | None = None,
         id: str | None = None,
     ) -> None:
         super().__init__(
@@ -136,8 +158,7 @@ class PromptInput(TextArea):
         )
         self.menu = menu
         self.cwd = cwd or Path.cwd()
-        # (command name, partial argument) -> [(value, help)] for argument completion.
-        self.argument_completer = argument_completer
+        self.completer = completer
         self.prompt_history: list[str] = []
         self._history_index = 0
         self._draft = ""
@@ -267,12 +288,12 @@ class PromptInput(TextArea):
     def _update_completions(self) -> None:
         row, col = self.cursor_location
         before = self.document.get_line(row)[:col]
-        if row == 0 and before.startswith("/") and not before.startswith("//"):
+        if self.completer is not None and row == 0 and before.startswith("/") and not before.startswith("//"):
             command, space, argument = before[1:].partition(" ")
             if not space:
                 self.menu.show(self._slash_completions(command, col))
                 return
-            if self.argument_completer is not None and " " not in argument:
+            if " " not in argument:
                 self.menu.show(self._argument_completions(command, argument, row, col))
                 return
         match = _AT_WORD.search(before)
@@ -283,8 +304,9 @@ class PromptInput(TextArea):
         self.menu.hide()
 
     def _slash_completions(self, typed: str, col: int) -> list[Completion]:
+        assert self.completer is not None
         completions: list[Completion] = []
-        for command in complete_slash(typed):
+        for command in self.completer.commands(typed):
             label = Content.assemble(
                 (f"/{command.name}", "bold"),
                 (f" {command.args}" if command.args else "", "italic"),
@@ -300,7 +322,7 @@ class PromptInput(TextArea):
         return completions
 
     def _argument_completions(self, command: str, argument: str, row: int, col: int) -> list[Completion]:
-        assert self.argument_completer is not None
+        assert self.completer is not None
         start = (row, col - len(argument))
         return [
             Completion(
@@ -310,7 +332,7 @@ class PromptInput(TextArea):
                 (row, col),
                 submit=True,
             )
-            for value, help_text in self.argument_completer(command, argument)
+            for value, help_text in self.completer.arguments(command, argument)
         ]
 
     @work(exclusive=True, group="path-completion")
@@ -330,12 +352,12 @@ class PromptArea(Vertical):
         self,
         *,
         cwd: Path | None = None,
-        argument_completer: Callable[[str, str], list[tuple[str, str]]] | None = None,
+        completer: PromptCompleter | None = None,
         id: str | None = None,
     ) -> None:
         super().__init__(id=id)
         self.menu = CompletionMenu(id="completion-menu")
-        self.input = PromptInput(self.menu, cwd=cwd, argument_completer=argument_completer, id="prompt")
+        self.input = PromptInput(self.menu, cwd=cwd, completer=completer, id="prompt")
 
     def compose(self) -> ComposeResult:
         yield self.menu

@@ -1,0 +1,112 @@
+"""The main screen: the chat, the live bash panes, the prompt and the status bar, with typed getters."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar, cast
+
+from textual.app import ComposeResult
+from textual.markup import escape
+from textual.message import Message
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import Footer
+
+from ..widgets.chat_view import ChatView
+from ..widgets.pane_grid import ParallelPanes
+from ..widgets.prompt_input import PromptArea, PromptCompleter, PromptInput
+from ..widgets.status_bar import StatusBar
+
+if TYPE_CHECKING:
+    from ..providers.base import Provider
+    from ..widgets.mcp_panel import ManagerLike
+
+WidgetT = TypeVar("WidgetT", bound=Widget)
+
+
+class MainScreen(Screen[None]):
+    """The app's base screen (never popped). The getters are used for every streamed item, so each
+    widget is looked up once, on this screen (an app-level query would search the screen on top)."""
+
+    AUTO_FOCUS = "#prompt"
+
+    def __init__(
+        self,
+        *,
+        cwd: Path,
+        completer: PromptCompleter | None,
+        max_chat_widgets: int = 400,
+        max_pane_lines: int = 5000,
+    ) -> None:
+        super().__init__()
+        self._cwd = cwd
+        self._completer = completer
+        self._max_chat_widgets = max_chat_widgets
+        self._max_pane_lines = max_pane_lines
+        self._found: dict[str, Widget] = {}
+
+    class Ready(Message):
+        """The layout is mounted (posted once; the app starts the session on it)."""
+
+    def compose(self) -> ComposeResult:
+        yield ChatView(id="chat", max_widgets=self._max_chat_widgets)
+        yield ParallelPanes(max_lines=self._max_pane_lines, id="panes")
+        yield PromptArea(id="prompt-area", cwd=self._cwd, completer=self._completer)
+        yield StatusBar(id="status-bar")
+        yield Footer(id="footer")
+
+    def on_mount(self) -> None:
+        self.post_message(self.Ready())
+
+    def _widget(self, selector: str, kind: type[WidgetT]) -> WidgetT:
+        widget = self._found.get(selector)
+        if widget is None:
+            widget = self._found[selector] = self.query_one(selector, kind)
+        return cast(WidgetT, widget)
+
+    @property
+    def chat(self) -> ChatView:
+        return self._widget("#chat", ChatView)
+
+    @property
+    def panes(self) -> ParallelPanes:
+        return self._widget("#panes", ParallelPanes)
+
+    @property
+    def prompt(self) -> PromptInput:
+        return self._widget("#prompt", PromptInput)
+
+    @property
+    def status_bar(self) -> StatusBar:
+        return self._widget("#status-bar", StatusBar)
+
+    def show_model(self, model: str, provider: str) -> None:
+        bar = self.status_bar
+        bar._model = model
+        bar._provider = provider
+        bar._refresh_all()
+
+    def toggle_mcp_panel(self, mcp: ManagerLike) -> None:
+        """Show the MCP side panel (mounted on first use), or hide it."""
+        from ..widgets.mcp_panel import McpPanel
+
+        panels = self.query(McpPanel)
+        if panels:
+            panel = panels.first()
+            panel.display = not panel.display
+            if panel.display:
+                panel.server_tree.focus()
+            else:
+                self.prompt.focus()
+        else:
+            self.mount(McpPanel(mcp), before=self.chat)
+
+
+def welcome_text(provider: Provider, cwd: Path) -> str:
+    """The first chat entry: model, provider, folder and the keys a newcomer needs (markup)."""
+    return (
+        f"[b]turnstone[/b] · [b]{escape(provider.model or 'no model')}[/b] via {escape(provider.name)}"
+        f" · in [b]{escape(cwd.name or str(cwd))}[/b]\n"
+        "[dim]enter[/dim] send · [dim]shift+enter[/dim] newline · [dim]/[/dim] commands · "
+        "[dim]@[/dim] files · [dim]esc[/dim] cancel · [dim]f1[/dim] help"
+    )

@@ -1,0 +1,203 @@
+"""The stream applier: engine messages onto the main screen, in the engine's order, in time slices.
+
+Streamed items (answer and reasoning text, tool output lines) arrive in batches and are applied for
+about ``STREAM_SLICE_SECONDS`` at a time; the rest is applied by a continuation queued behind the
+events waiting now, so key presses stay responsive while panes stream. A discrete event (a tool
+started, a question, the turn ended) that arrives while streamed items are still waiting is queued
+behind them, so the screen always shows things in the order the engine did them.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from ..core.types import ToolResult
+from ..widgets import clock
+from . import messages as m
+
+if TYPE_CHECKING:
+    from .app import TurnstoneApp
+    from .questions import QuestionBroker
+
+STREAM_SLICE_SECONDS = 0.005
+"""How long one turn of applying streamed items may take before key presses and other events get
+a turn (the rest is applied by a continuation queued behind them)."""
+STREAM_SLICE_LINES = 1000
+"""Output lines written between two looks at the clock."""
+
+Deferred = Callable[[], Awaitable[None] | None]
+
+
+def cancelled_result() -> ToolResult:
+    return ToolResult("cancelled by user", is_error=True)
+
+
+def _command_of(item: Any) -> str:
+    args = getattr(item, "args", None)
+    if isinstance(args, dict) and isinstance(args.get("command"), str):
+        return args["command"]
+    return getattr(item, "header", "")
+
+
+class StreamApplier:
+    def __init__(self, app: TurnstoneApp, questions: QuestionBroker) -> None:
+        self._app = app
+        # Streamed items (and discrete events that arrived behind them) not applied yet, in order.
+        self._backlog: deque[m.StreamItem | Deferred] = deque()
+        self._line_offset = 0  # lines of the backlog's first OutputLines already written
+        self._slice_queued = False
+        self.last_batch_at = 0.0
+        """``time.monotonic()`` of the last streamed batch (the GC pacer's "quiet" signal)."""
+        self._handlers: dict[type[m.EngineMessage], Callable[[Any], Awaitable[None] | None]] = {
+            m.TurnStarted: self._turn_started,
+            m.MessageEnded: self._message_ended,
+            m.ToolsPrepared: self._tools_prepared,
+            m.ToolStarted: self._tool_started,
+            m.ToolFinished: self._tool_finished,
+            m.InfoPosted: self._info_posted,
+            m.ErrorPosted: self._error_posted,
+            m.StatusChanged: self._status_changed,
+            m.TurnEnded: self._turn_ended,
+            m.StateChanged: lambda message: questions.state_changed(message.state),
+            m.ApprovalRequested: questions.ask_approval,
+            m.PlanReviewRequested: questions.ask_plan_review,
+            m.QuestionWithdrawn: questions.withdraw,
+        }
+
+    @property
+    def caught_up(self) -> bool:
+        """Everything received so far is on the screen."""
+        return not self._backlog
+
+    async def receive(self, message: m.EngineMessage) -> None:
+        if isinstance(message, m.StreamBatch):
+            self.last_batch_at = time.monotonic()
+            buffer = message.buffer
+            if not buffer.consumed:
+                buffer.consumed = True  # the bridge puts later items into a new batch (a new message)
+                self._backlog.extend(buffer.items)
+            await self._apply()
+            return
+        handler = self._handlers[type(message)]
+        if self._backlog:
+            self._backlog.append(functools.partial(handler, message))
+            self._schedule_slice()
+            return
+        result = handler(message)
+        if inspect.isawaitable(result):
+            await result
+
+    # --- applying the backlog in slices -----------------------------------------------------
+
+    def _schedule_slice(self) -> None:
+        if not self._slice_queued:
+            self._slice_queued = True
+            self._app.call_later(self._continue)
+
+    async def _continue(self) -> None:
+        self._slice_queued = False
+        await self._apply()
+
+    async def _apply(self) -> None:
+        """Apply backlog items in order for about ``STREAM_SLICE_SECONDS``; queue the rest."""
+        backlog = self._backlog
+        chat = self._app.chat
+        deadline = time.perf_counter() + STREAM_SLICE_SECONDS
+        while backlog:
+            item = backlog[0]
+            if isinstance(item, m.OutputLines):
+                if self._write_output(item):
+                    backlog.popleft()
+            else:
+                backlog.popleft()
+                if isinstance(item, m.TextPiece):
+                    if item.kind == "content":
+                        await chat.append_content(item.text)
+                    else:
+                        await chat.append_reasoning(item.text)
+                else:  # a discrete event that arrived behind streamed items
+                    result = item()
+                    if inspect.isawaitable(result):
+                        await result
+            if backlog and time.perf_counter() > deadline:
+                self._schedule_slice()
+                return
+
+    def _write_output(self, item: m.OutputLines) -> bool:
+        """Write up to ``STREAM_SLICE_LINES`` of ``item`` into its pane; True once all are written."""
+        panes = self._app.panes
+        call_id = item.call_id
+        if call_id not in panes:
+            card = self._app.chat.tool_card(call_id)
+            panes.start(call_id, _command_of(card.item) if card else call_id)
+        lines = item.lines
+        start = self._line_offset
+        end = start + STREAM_SLICE_LINES
+        write, stream = panes.write, item.stream
+        for line in lines[start:end] if start or end < len(lines) else lines:
+            write(call_id, line, stream)
+        if end < len(lines):
+            self._line_offset = end
+            return False
+        self._line_offset = 0
+        return True
+
+    # --- discrete events --------------------------------------------------------------------
+
+    async def _turn_started(self, message: m.TurnStarted) -> None:
+        app = self._app
+        await app.chat.add_user(message.user_text)
+        if not app.busy:  # a watch injected this turn
+            app.busy = True
+            app.status_bar.busy_since = clock.now()
+
+    async def _message_ended(self, message: m.MessageEnded) -> None:
+        await self._app.chat.end_message()
+
+    async def _tools_prepared(self, message: m.ToolsPrepared) -> None:
+        await self._app.chat.add_tool_cards(message.items)
+
+    def _tool_started(self, message: m.ToolStarted) -> None:
+        item = message.item
+        card = self._app.chat.tool_card(item.call_id)
+        if card is not None:
+            card.mark_running()
+        if item.func_name == "bash":
+            self._app.panes.start(item.call_id, _command_of(item))
+
+    def _tool_finished(self, message: m.ToolFinished) -> None:
+        panes = self._app.panes
+        lines: list[str] | None = None
+        if message.call_id in panes.call_ids:
+            lines = panes.finish(message.call_id, message.result)
+        card = self._app.chat.tool_card(message.call_id)
+        if card is not None:
+            card.set_result(message.result, lines)
+
+    async def _info_posted(self, message: m.InfoPosted) -> None:
+        await self._app.chat.add_info(message.text)
+
+    async def _error_posted(self, message: m.ErrorPosted) -> None:
+        await self._app.chat.add_error(message.text)
+
+    def _status_changed(self, message: m.StatusChanged) -> None:
+        self._app.status_bar.status = message.status
+
+    async def _turn_ended(self, message: m.TurnEnded) -> None:
+        chat, panes = self._app.chat, self._app.panes
+        await chat.end_message()
+        # Anything still shown as running was cut off (cancel): collapse its pane into the card.
+        for call_id in panes.call_ids:
+            lines = panes.finish(call_id, cancelled_result())
+            card = chat.tool_card(call_id)
+            if card is not None and card.status in ("pending", "awaiting", "running"):
+                card.set_result(cancelled_result(), lines)
+        # Cards that never ran (the turn was cancelled before their approval / start) say so.
+        for card in chat.tool_cards():
+            if card.status in ("pending", "awaiting", "running"):
+                card.mark_cancelled()
