@@ -139,19 +139,24 @@ def _complete_mcp(app: TurnstoneApp, partial: str) -> list[tuple[str, str]]:
 
 
 @slash_command(
-    "mcp", "[refresh [server]]", "Toggle the MCP panel, or refresh servers", complete=_complete_mcp
+    "mcp",
+    "[refresh [server]]",
+    "List the connected MCP tools, or refresh servers (F2: panel)",
+    complete=_complete_mcp,
 )
 async def _mcp(app: TurnstoneApp, argument: str) -> None:
     words = argument.split()
-    if not words:
-        app.toggle_mcp_panel()
-        return
-    if words[0] != "refresh" or len(words) > 2:
+    if words and (words[0] != "refresh" or len(words) > 2):
         await app.chat.add_error("usage: /mcp [refresh [server]]")
         return
     runtime = app.need_runtime()
     if runtime.mcp is None:
         await app.chat.add_error("/mcp: no MCP servers are configured.")
+        return
+    if not words:  # the spec's /mcp: list the connected tools (the panel has its own key, F2)
+        from ..mcp.listing import format_tool_table
+
+        await app.chat.add_markdown_info(format_tool_table(runtime.mcp.statuses()))
         return
     report = await runtime.mcp.refresh(words[1] if len(words) == 2 else None)
     await app.chat.add_info(report)
