@@ -62,7 +62,7 @@ def long_answer(sections: int) -> str:
 
 
 class ChatApp(App[None]):
-    CSS_PATH = [styles_dir() / "app.tcss", styles_dir() / "chat.tcss"]
+    CSS_PATH = [styles_dir() / "app.tcss", styles_dir() / "main.tcss"]
 
     def compose(self) -> ComposeResult:
         yield ChatView(id="chat")

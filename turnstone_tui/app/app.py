@@ -62,7 +62,8 @@ class TurnstoneApp(App[None]):
     :mod:`.commands`. The app owns the session's lifecycle, sending, and the app-wide keys."""
 
     TITLE = "turnstone"
-    CSS_PATH = [styles_dir() / "app.tcss", styles_dir() / "chat.tcss"]
+    CSS_PATH = styles_dir() / "app.tcss"
+    DEFAULT_MODE = "main"
     COMMANDS = App.COMMANDS | {SlashCommandProvider}
     ENABLE_COMMAND_PALETTE = True
 
@@ -118,11 +119,9 @@ class TurnstoneApp(App[None]):
             max_chat_widgets=config.ui.max_chat_widgets if config else 400,
             max_pane_lines=config.ui.max_pane_lines if config else 5000,
         )
+        self.add_mode("main", lambda: self.main)  # a mode's base screen gets its CSS_PATH loaded
 
     # --- layout -----------------------------------------------------------------------------
-
-    def get_default_screen(self) -> MainScreen:
-        return self.main
 
     @property
     def chat(self) -> ChatView:

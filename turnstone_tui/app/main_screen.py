@@ -12,6 +12,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer
 
+from ..core.resources import styles_dir
 from ..widgets.chat_view import ChatView
 from ..widgets.pane_grid import ParallelPanes
 from ..widgets.prompt_input import PromptArea, PromptCompleter, PromptInput
@@ -29,6 +30,7 @@ class MainScreen(Screen[None]):
     widget is looked up once, on this screen (an app-level query would search the screen on top)."""
 
     AUTO_FOCUS = "#prompt"
+    CSS_PATH = styles_dir() / "main.tcss"
 
     def __init__(
         self,

@@ -45,7 +45,7 @@ def _parser() -> MarkdownIt:
 # Blocks that Textual's Markdown gives no top margin. A chunk starts only with one of these: the
 # previous chunk's last block keeps its bottom margin (1), which is then the whole gap, exactly as
 # in one document, where the gap is the larger of the two margins (with no CSS to adjust, which
-# would need order-dependent rules such as :first-child; see styles/chat.tcss).
+# would need order-dependent rules such as :first-child; see styles/main.tcss).
 _CUTTABLE = frozenset({"paragraph_open", "bullet_list_open", "ordered_list_open", "table_open", "hr"})
 
 
@@ -219,7 +219,7 @@ class MarkdownChunk(Widget):
 
     def trim_leading_heading(self) -> bool:
         """An answer that opens with a heading: drop the heading's top margin (the chat already
-        spaces messages). Done here rather than with a ``:first-child`` rule: see chat.tcss.
+        spaces messages). Done here rather than with a ``:first-child`` rule: see styles/main.tcss.
         True if the margin was changed now (the chunk's height changes with it)."""
         if self._leading_block_settled:
             return False

@@ -28,7 +28,6 @@ from textual.widgets import Static, Tree
 from textual.widgets.tree import TreeNode
 
 from . import clock
-from .stylesheet import style_text
 
 NodeData = tuple[str, str, str]  # (kind, server name, entry name: a tool, resource URI or prompt; else "")
 
@@ -183,7 +182,44 @@ def _without_background(style: RichStyle) -> RichStyle:
 class McpPanel(Vertical, can_focus=False):
     """A docked side panel listing the MCP servers of ``manager``."""
 
-    DEFAULT_CSS = style_text("mcp_panel.tcss")
+    DEFAULT_CSS = """
+    McpPanel {
+        dock: right;
+        width: 48;
+        height: 1fr;
+        background: $surface;
+        border-left: vkey $primary 40%;
+        padding: 0;
+    }
+
+    McpPanel #mcp-title {
+        height: 1;
+        padding: 0 1;
+        background: $panel;
+    }
+
+    McpPanel #mcp-tree {
+        height: 1fr;
+        background: $surface;
+        padding: 0 0 0 1;
+        scrollbar-size-vertical: 1;
+        overflow-x: hidden;
+    }
+
+    McpPanel #mcp-detail {
+        height: auto;
+        max-height: 8;
+        padding: 0 1;
+        border-top: solid $primary 20%;
+    }
+
+    McpPanel #mcp-hint {
+        height: auto;
+        max-height: 3;
+        padding: 0 1;
+        border-top: solid $primary 20%;
+    }
+    """
     SCOPED_CSS = False
 
     BINDINGS = [

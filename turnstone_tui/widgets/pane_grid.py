@@ -13,7 +13,6 @@ from textual.timer import Timer
 
 from ..core.types import OutputStream, ToolResult
 from .bash_pane import BashPane, clean_line
-from .stylesheet import style_text
 
 FLUSH_INTERVAL = 1 / 30
 MIN_ROWS_FOR_BORDERS = 9
@@ -24,7 +23,37 @@ MIN_WIDTH_FOR_THREE_COLUMNS = 120
 class ParallelPanes(Container):
     """A grid of live bash panes keyed by call_id; hidden while nothing runs."""
 
-    DEFAULT_CSS = style_text("panes.tcss")
+    DEFAULT_CSS = """
+    /* The grid never takes more than about half the screen (vh), so the chat, the prompt and the status
+       bar keep their rows in small terminals (90x30, 80x24); ParallelPanes sets -compact when a pane gets
+       too few rows for a border (the header row still shows the command and its status) and -narrow
+       when three columns would not fit. */
+    ParallelPanes {
+        layout: grid;
+        grid-size: 1;
+        grid-gutter: 0 1;
+        grid-rows: 1fr;
+        height: 12;
+        max-height: 40vh;
+        width: 1fr;
+        padding: 0;
+        margin: 0 0 1 0;
+        &.-two { grid-size: 2; height: 14; max-height: 45vh; }
+        &.-four { grid-size: 2 2; height: 24; max-height: 50vh; }
+        &.-many { grid-size: 3; height: 30; max-height: 50vh; }
+        &.-many.-narrow { grid-size: 2; }
+    }
+
+    ParallelPanes > BashPane {
+        height: 1fr;
+        width: 1fr;
+    }
+
+    ParallelPanes.-compact > BashPane {
+        border: none;
+        min-height: 2;
+    }
+    """
     SCOPED_CSS = False
 
     def __init__(

@@ -22,9 +22,9 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Footer, Input, Markdown, Static
 
+from ...core.resources import styles_dir
 from ...core.types import ApprovalDecision, PreparedItem
 from ...widgets.diff_view import DiffView
-from ...widgets.stylesheet import style_path
 
 PREVIEW_MAX_CHARS = 20_000
 
@@ -152,7 +152,7 @@ class ApprovalRow(Vertical, can_focus=True):
 class ApprovalScreen(ModalScreen[ApprovalDecision]):
     """Ask once for a batch of prepared items; dismisses with an `ApprovalDecision`."""
 
-    CSS_PATH = style_path("approval.tcss")
+    CSS_PATH = styles_dir() / "approval.tcss"
     AUTO_FOCUS = "ApprovalRow"
 
     BINDINGS = [

@@ -22,9 +22,9 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Select, SelectionList, Static, Switch
 
+from ...core.resources import styles_dir
 from ...mcp.asks import ElicitationAnswer, ElicitationRequest
 from ...mcp.elicit_form import FormField, initial_value, validate
-from ...widgets.stylesheet import style_path
 
 
 def _input_type(field: FormField) -> str:
@@ -53,7 +53,7 @@ def field_widget(field: FormField) -> Widget:
 
 
 class ElicitationScreen(ModalScreen[ElicitationAnswer]):
-    CSS_PATH = style_path("elicitation.tcss")
+    CSS_PATH = styles_dir() / "elicitation.tcss"
     AUTO_FOCUS = "#elicit-fields Input, #elicit-fields Switch, #elicit-fields Select, #elicit-open"
 
     BINDINGS = [

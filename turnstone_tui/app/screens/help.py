@@ -9,6 +9,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
+from ...core.resources import styles_dir
 from ..commands import SLASH_COMMANDS
 
 KEYS: tuple[tuple[str, str], ...] = (
@@ -40,6 +41,7 @@ def help_content() -> Content:
 class HelpScreen(ModalScreen[None]):
     """Commands and keys; esc or q closes it."""
 
+    CSS_PATH = styles_dir() / "dialog.tcss"
     AUTO_FOCUS = "#help-body"
     BINDINGS = [Binding("escape,q,f1", "dismiss", "Close")]
 

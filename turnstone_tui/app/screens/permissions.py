@@ -11,6 +11,8 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Footer, Label, SelectionList, Static
 
+from ...core.resources import styles_dir
+
 _SOURCES = {
     "session": "this session (an 'always' answer)",
     "saved": "saved allow-list (every session)",
@@ -27,6 +29,7 @@ class Permission:
 class PermissionsScreen(ModalScreen[list[str]]):
     """Lists auto-approved tools; space marks, r/enter revokes the marked ones, esc closes."""
 
+    CSS_PATH = styles_dir() / "dialog.tcss"
     AUTO_FOCUS = "#permission-list"
     BINDINGS = [
         Binding("escape", "close", "Close"),

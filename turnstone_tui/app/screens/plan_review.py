@@ -15,14 +15,14 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Markdown, Static, TextArea
 
+from ...core.resources import styles_dir
 from ...core.types import PlanReview
-from ...widgets.stylesheet import style_path
 
 
 class PlanReviewScreen(Screen[PlanReview]):
     """Shows the plan as Markdown; dismisses with a `PlanReview`."""
 
-    CSS_PATH = style_path("plan_review.tcss")
+    CSS_PATH = styles_dir() / "plan_review.tcss"
     AUTO_FOCUS = "#plan-scroll"
 
     BINDINGS = [

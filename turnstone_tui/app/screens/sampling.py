@@ -16,14 +16,14 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static, TextArea
 
+from ...core.resources import styles_dir
 from ...mcp.asks import SampleResult, SamplingRequest
-from ...widgets.stylesheet import style_path
 
 MESSAGE_PREVIEW_CHARS = 4000
 
 
 class SamplingApprovalScreen(ModalScreen[bool]):
-    CSS_PATH = style_path("sampling.tcss")
+    CSS_PATH = styles_dir() / "sampling.tcss"
     AUTO_FOCUS = "#sampling-approve"
 
     BINDINGS = [
@@ -83,7 +83,7 @@ class SamplingApprovalScreen(ModalScreen[bool]):
 
 
 class SampleReviewScreen(ModalScreen[str | None]):
-    CSS_PATH = style_path("sampling.tcss")
+    CSS_PATH = styles_dir() / "sampling.tcss"
     AUTO_FOCUS = "#sample-text"
 
     BINDINGS = [

@@ -14,6 +14,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Label, OptionList
 from textual.widgets.option_list import Option
 
+from ...core.resources import styles_dir
+
 
 def _when(timestamp: Any) -> str:
     try:
@@ -38,6 +40,7 @@ def session_label(session: dict[str, Any]) -> Content:
 class SessionPickerScreen(ModalScreen[str | None]):
     """A list of sessions (newest first); enter resumes, esc cancels."""
 
+    CSS_PATH = styles_dir() / "dialog.tcss"
     AUTO_FOCUS = "#session-list"
     BINDINGS = [Binding("escape", "cancel", "Cancel"), Binding("enter", "pick", "Resume", show=True)]
 
