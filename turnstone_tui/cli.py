@@ -142,7 +142,9 @@ async def run_headless(cfg: Config, prompt: str, args: argparse.Namespace) -> in
     finally:
         await runtime.aclose()
     if ui.errors:
-        print(f"{PROG}: error: {ui.errors[-1]}", file=sys.stderr)
+        from .headless import terminal_safe
+
+        print(f"{PROG}: error: {terminal_safe(ui.errors[-1])}", file=sys.stderr)
         return 1
     return 0
 

@@ -78,6 +78,9 @@ class ToolsConfig:
     max_parallel: int = 4
     agent_max_turns: int = 20
     allow: list[str] = field(default_factory=list)  # persisted "always" allow-list
+    # limits on a tool call's raw JSON arguments (larger / deeper arguments are refused unparsed)
+    max_argument_chars: int = 4 * 1024 * 1024
+    max_argument_depth: int = 64
 
 
 @dataclass
@@ -170,7 +173,15 @@ def _validate(cfg: Config, src: str) -> None:
         raise ConfigError(
             f"{src}: model.provider: must be openai, anthropic or local, got {cfg.model.provider!r}"
         )
-    for key in ("timeout", "truncation", "max_parallel", "search_threshold", "search_max_results"):
+    for key in (
+        "timeout",
+        "truncation",
+        "max_parallel",
+        "search_threshold",
+        "search_max_results",
+        "max_argument_chars",
+        "max_argument_depth",
+    ):
         if getattr(cfg.tools, key) <= 0:
             raise ConfigError(f"{src}: tools.{key}: must be positive")
     if cfg.model.context_window <= 0:

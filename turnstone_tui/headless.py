@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 from typing import TextIO
 
+from .core.model_output import clean_text
 from .core.types import (
     ApprovalDecision,
     OutputStream,
@@ -24,6 +25,18 @@ DENIAL_FEEDBACK = (
     "headless mode: this tool needs approval and no user can approve it "
     "(the user may re-run with --skip-permissions or --allow {tools})"
 )
+
+
+# Every C0 control but newline and tab, DEL and the C1 controls: written raw, tool output (or a
+# model) could move the cursor, retitle the window, or set the clipboard via OSC 52.
+_CONTROL_ESCAPES = {
+    code: f"\\x{code:02x}" for code in (*range(0x00, 0x20), *range(0x7F, 0xA0)) if code not in (0x09, 0x0A)
+}
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with control characters shown as ``\\xNN`` escapes and lone surrogates replaced."""
+    return clean_text(text).translate(_CONTROL_ESCAPES)
 
 
 class HeadlessUI:
@@ -42,6 +55,7 @@ class HeadlessUI:
         self._reset = "\x1b[0m" if use_color else ""
 
     def _log(self, text: str) -> None:
+        """``text`` must already be terminal-safe (it may hold this UI's own colour codes)."""
         self.err.write(text + "\n")
         self.err.flush()
 
@@ -51,7 +65,7 @@ class HeadlessUI:
         if self._in_reasoning:
             self.err.write(self._reset + "\n")
             self._in_reasoning = False
-        self.out.write(text)
+        self.out.write(terminal_safe(text))
         self.out.flush()
         self._wrote_content = True
 
@@ -59,7 +73,7 @@ class HeadlessUI:
         if not self._in_reasoning:
             self.err.write(self._dim + "thinking: ")
             self._in_reasoning = True
-        self.err.write(text)
+        self.err.write(terminal_safe(text))
         self.err.flush()
 
     def on_message_end(self) -> None:
@@ -74,21 +88,21 @@ class HeadlessUI:
     def on_tools_prepared(self, items: list[PreparedItem]) -> None:
         for item in items:
             self._names[item.call_id] = item.func_name
-            self._log(f"▶ {item.header}")
+            self._log(f"▶ {terminal_safe(item.header)}")
             if item.error:
-                self._log(f"  {self._red}error: {item.error}{self._reset}")
+                self._log(f"  {self._red}error: {terminal_safe(item.error)}{self._reset}")
 
     async def approve_tools(self, items: list[PreparedItem]) -> ApprovalDecision:
         tools = " ".join(sorted({i.approval_label for i in items}))
         for item in items:
-            self._log(f"  {self._red}denied (needs approval): {item.header}{self._reset}")
+            self._log(f"  {self._red}denied (needs approval): {terminal_safe(item.header)}{self._reset}")
         return ApprovalDecision(approved=False, feedback=DENIAL_FEEDBACK.format(tools=tools))
 
     def on_tool_start(self, item: PreparedItem) -> None: ...
 
     def on_tool_output_chunk(self, call_id: str, line: str, stream: OutputStream) -> None:
         prefix = "│ " if stream == "stdout" else "│ [stderr] "
-        self.err.write(f"{self._dim}{prefix}{line.rstrip(chr(10))}{self._reset}\n")
+        self.err.write(f"{self._dim}{prefix}{terminal_safe(line.rstrip(chr(10)))}{self._reset}\n")
 
     def on_tool_result(self, call_id: str, name: str, result: ToolResult) -> None:
         status = "error" if result.is_error else "ok"
@@ -98,10 +112,10 @@ class HeadlessUI:
         summary = first[0][:160] if first else ""
         if name == "bash":
             summary = result.text.strip().splitlines()[-1] if result.text.strip() else ""
-        self._log(f"◀ {name} [{status}] {summary}")
+        self._log(f"◀ {terminal_safe(name)} [{terminal_safe(status)}] {terminal_safe(summary)}")
 
     async def review_plan(self, plan: str, path: str) -> PlanReview:
-        self._log(f"plan written to {path} (headless mode accepts plans without review)")
+        self._log(f"plan written to {terminal_safe(path)} (headless mode accepts plans without review)")
         return PlanReview("accept")
 
     def on_state(self, state: SessionState) -> None: ...
@@ -110,11 +124,11 @@ class HeadlessUI:
     def on_info(self, message: str) -> None:
         if message.startswith("🔔"):
             self.err.write("\a")
-        self._log(f"{self._dim}{message}{self._reset}")
+        self._log(f"{self._dim}{terminal_safe(message)}{self._reset}")
 
     def on_error(self, message: str) -> None:
         self.errors.append(message)
-        self._log(f"{self._red}error: {message}{self._reset}")
+        self._log(f"{self._red}error: {terminal_safe(message)}{self._reset}")
 
     def on_turn_end(self) -> None:
         self.out.flush()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from turnstone_tui.core.arguments import parse_arguments, validate_arguments
+from turnstone_tui.core.arguments import check_arguments, parse_arguments, validate_arguments
 from turnstone_tui.core.registry import default_registry
 
 
@@ -22,8 +22,10 @@ def test_code_fenced_json_is_accepted() -> None:
 def test_garbage_without_primary_key_is_a_clear_error() -> None:
     args, error = parse_arguments("{not json", None)
     assert args is None and error is not None and "not valid JSON" in error
-    args, error = parse_arguments('{"command": ', "command")
-    assert args is None and "not valid JSON" in (error or "")
+    # near-JSON is repaired (a cut-off value becomes empty), unless repair is off (cut-off responses)
+    assert parse_arguments('{"command": ', "command") == ({"command": ""}, None)
+    parsed = check_arguments('{"command": ', "command", repair=False)
+    assert parsed.args is None and "not valid JSON" in (parsed.error or "")
     args, error = parse_arguments("[1, 2]", "command")
     assert args is None and "must be a JSON object" in (error or "")
 

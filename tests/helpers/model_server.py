@@ -72,7 +72,7 @@ def _call_spec(item: Any) -> ToolCallSpec:
 class Reply:
     """One scripted model response. Build with the class methods, not the constructor."""
 
-    kind: str = "text"  # text | tools | error | cut | stream_error
+    kind: str = "text"  # text | tools | error | cut | stream_error | raw
     content: str = ""
     reasoning: str = ""
     think_tags: bool = False  # OpenAI only: reasoning sent as <think>..</think> inside content
@@ -92,6 +92,8 @@ class Reply:
     # a server_tool_use block and its results before the text, which cites every result; OpenAI
     # (search models) sends url_citation annotations after the text.
     web_search: dict[str, Any] | None = None
+    # kind "raw": these SSE frames are sent verbatim (``"data: {...}\n\n"``, or with ``event:``)
+    raw_events: list[str] = field(default_factory=list)
 
     @classmethod
     def text(cls, text: str, *, reasoning: str = "", think_tags: bool = False, **options: Any) -> Reply:
@@ -146,6 +148,11 @@ class Reply:
         """Stream ``text`` for ``events`` SSE events, then send an error event in the stream (as a
         server does when generation fails after the 200 response started) and end the body."""
         return cls(kind="stream_error", content=text, cut_at=events, error_message=message, **options)
+
+    @classmethod
+    def raw(cls, frames: Iterable[str], **options: Any) -> Reply:
+        """A stream of exactly these SSE frames (for garbage, fuzzed or hand-made streams)."""
+        return cls(kind="raw", raw_events=list(frames), **options)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -475,6 +482,9 @@ class _Handler(BaseHTTPRequestHandler):
         if not body.get("stream"):
             make = openai_completion if protocol == "openai" else anthropic_message
             self._json(200, make(reply, body, n))
+            return
+        if reply.kind == "raw":
+            self._stream(reply, reply.raw_events)
             return
         events = (openai_events if protocol == "openai" else anthropic_events)(reply, body, n)
         if reply.kind == "stream_error":

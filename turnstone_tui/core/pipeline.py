@@ -13,7 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from ..executors.base import Preparer, ToolContext, error_item
-from .arguments import parse_arguments, validate_arguments
+from .arguments import ArgumentLimits, check_arguments, validate_arguments
+from .model_output import clean_text
 from .truncate import truncate_output
 from .types import (
     ApprovalDecision,
@@ -74,13 +75,38 @@ class ToolPipeline:
 
     # --- phase 1 ------------------------------------------------------------------------
     async def prepare(self, call: ToolCall) -> PreparedItem:
+        """Phase 1 for one call; whatever goes wrong becomes that call's error, never an exception."""
+        try:
+            return await self._prepare(call)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # a bug (or hostile input) must not end the turn
+            log.exception("prepare failed for %s", call.name)
+            return error_item(
+                call.id,
+                call.name,
+                {},
+                f"{call.name}: could not prepare the call: {type(exc).__name__}: {exc}",
+            )
+
+    def _argument_limits(self) -> ArgumentLimits:
+        tools = getattr(self.ctx.config, "tools", None)
+        return ArgumentLimits(
+            max_chars=getattr(tools, "max_argument_chars", ArgumentLimits.max_chars),
+            max_depth=getattr(tools, "max_argument_depth", ArgumentLimits.max_depth),
+        )
+
+    async def _prepare(self, call: ToolCall) -> PreparedItem:
         name = call.name
+        if call.refused:
+            return error_item(call.id, name, {}, f"{name}: {call.refused}")
         spec = self.ctx.registry.get(name)
         primary_key = spec.primary_key if spec else None
-        args, error = parse_arguments(call.arguments, primary_key)
-        if error is not None:
-            return error_item(call.id, name, {"_raw": call.arguments}, f"{name}: {error}")
-        assert args is not None
+        parsed = check_arguments(call.arguments, primary_key, self._argument_limits())
+        if parsed.error is not None or parsed.args is None:
+            raw = call.arguments if len(call.arguments or "") <= 4096 else call.arguments[:4096] + "…"
+            return error_item(call.id, name, {"_raw": raw}, f"{name}: {parsed.error}")
+        args = parsed.args
         schema = self.schema_for(name)
         if schema is None:
             return error_item(
@@ -102,6 +128,9 @@ class ToolPipeline:
         except Exception as exc:  # a bug in a preparer must not end the turn
             log.exception("prepare failed for %s", name)
             return error_item(call.id, name, args, f"{name}: could not prepare the call: {exc}")
+        if not isinstance(item, PreparedItem):
+            return error_item(call.id, name, args, f"{name}: the preparer returned no call to run")
+        item.call_id = call.id  # the result must answer this call, whatever the preparer did
         return item
 
     # --- phases 2 and 3 -----------------------------------------------------------------
@@ -115,9 +144,9 @@ class ToolPipeline:
         """
         ui = self.ctx.ui
         items = [await self.prepare(call) for call in calls]
-        ui.on_tools_prepared(items)
         results = {} if results is None else results
         try:
+            ui.on_tools_prepared(items)
             decision = await self._approve(items)
             runnable: list[PreparedItem] = []
             for item in items:
@@ -143,6 +172,12 @@ class ToolPipeline:
                     cancelled = ToolResult(CANCELLED_TEXT, is_error=True, structured={"status": "cancelled"})
                     self._deliver(item, cancelled, results)
             raise
+        except Exception as exc:  # a failing front end or a bug here: every call still gets its result
+            log.exception("tool batch failed")
+            for item in items:
+                if item.call_id not in results:
+                    failed = ToolResult(f"{item.func_name}: not run: {type(exc).__name__}: {exc}", True)
+                    self._deliver(item, failed, results)
         return [ToolOutcome(item, results[item.call_id]) for item in items]
 
     async def _approve(self, items: list[PreparedItem]) -> ApprovalDecision | None:
@@ -183,11 +218,14 @@ class ToolPipeline:
         call_id = item.call_id
 
         def emit(line: str, stream: OutputStream) -> None:
-            ui.on_tool_output_chunk(call_id, line, stream)
+            try:
+                ui.on_tool_output_chunk(call_id, clean_text(line), stream)
+            except Exception:  # a front end failing to show a line must not kill the tool
+                log.exception("the front end failed to show output of %s", call_id)
 
-        ui.on_tool_start(item)
         assert item.execute is not None
         try:
+            ui.on_tool_start(item)
             result = await item.execute(ExecContext(call_id=call_id, emit=emit))
         except asyncio.CancelledError:
             raise
@@ -196,12 +234,18 @@ class ToolPipeline:
             result = ToolResult(f"{item.func_name} failed: {type(exc).__name__}: {exc}", is_error=True)
         if not isinstance(result, ToolResult):
             result = ToolResult(str(result))
-        result.text = truncate_output(result.text, self.truncation)
+        text = result.text if isinstance(result.text, str) else str(result.text)
+        result.text = clean_text(truncate_output(text, self.truncation))
         return result
 
     def _deliver(self, item: PreparedItem, result: ToolResult, results: dict[str, ToolResult]) -> None:
+        if item.call_id in results:  # one result per call, the first one wins
+            return
         results[item.call_id] = result
-        self.ctx.ui.on_tool_result(item.call_id, item.func_name, result)
+        try:
+            self.ctx.ui.on_tool_result(item.call_id, item.func_name, result)
+        except Exception:  # the result stands even if a front end fails to show it
+            log.exception("the front end failed to show the result of %s", item.call_id)
 
 
 def _denial(item: PreparedItem, decision: ApprovalDecision) -> ToolResult:

@@ -28,6 +28,8 @@ from ..providers.base import (
     ToolCallDelta,
     UsageUpdate,
 )
+from .arguments import ArgumentLimits, check_arguments
+from .model_output import clean_text, clean_value, unique_call_ids, used_call_ids
 from .pipeline import CANCELLED_TEXT, ApprovalPolicy, ToolOutcome, ToolPipeline
 from .prompts import build_system_prompt
 from .protocol import SessionUI
@@ -303,10 +305,12 @@ class ChatSession:
             self._set_state(SessionState.IDLE)
             ui.on_info("Turn cancelled.")
         except ProviderError as exc:
+            await self._close_open_calls()
             self._set_state(SessionState.ERROR)
             ui.on_error(f"Model error: {exc}")
         except Exception as exc:  # never let a bug kill the front end
             log.exception("turn failed")
+            await self._close_open_calls()
             self._set_state(SessionState.ERROR)
             ui.on_error(f"Internal error: {type(exc).__name__}: {exc}")
         finally:
@@ -356,19 +360,22 @@ class ChatSession:
         try:
             async for event in self.provider.stream(request):
                 if isinstance(event, ContentDelta):
-                    content.append(event.text)
-                    reply.content += event.text
-                    ui.on_content_token(event.text)
+                    text = clean_text(event.text)
+                    content.append(text)
+                    reply.content += text
+                    ui.on_content_token(text)
                 elif isinstance(event, ReasoningDelta):
-                    reasoning.append(event.text)
-                    ui.on_reasoning_token(event.text)
+                    text = clean_text(event.text)
+                    reasoning.append(text)
+                    ui.on_reasoning_token(text)
                 elif isinstance(event, ToolCallDelta):
                     acc = pieces.setdefault(event.index, {"id": "", "name": "", "arguments": ""})
                     if event.id:
-                        acc["id"] = event.id
+                        acc["id"] = str(event.id)
                     if event.name and event.name != acc["name"]:
                         acc["name"] = event.name if not acc["name"] else acc["name"] + event.name
-                    acc["arguments"] += event.arguments
+                    if event.arguments:
+                        acc["arguments"] += str(event.arguments)
                 elif isinstance(event, UsageUpdate):
                     # running totals for this response: keep the latest, add once at the end
                     if event.prompt_tokens:
@@ -382,12 +389,47 @@ class ChatSession:
             ui.on_message_end()
         reply.content = "".join(content)
         reply.reasoning = "".join(reasoning)
-        reply.tool_calls = [
-            ToolCall(id=p["id"] or f"call_{uuid.uuid4().hex[:12]}", name=p["name"], arguments=p["arguments"])
-            for _, p in sorted(pieces.items())
+        calls = [
+            ToolCall(id=p["id"], name=str(p["name"]), arguments=p["arguments"])
+            for _, p in sorted(pieces.items(), key=lambda kv: kv[0] if isinstance(kv[0], int) else 0)
             if p["name"]
         ]
+        reply.tool_calls = self._harden_calls(calls, cut_off=reply.finish_reason == "length")
         return reply
+
+    def _harden_calls(self, calls: list[ToolCall], *, cut_off: bool) -> list[ToolCall]:
+        """Tool calls as they may enter the history: unique ids, arguments within limits, repaired.
+
+        The stored arguments are always a JSON object (local servers parse them when they render
+        the history; APIs reject some): near-JSON is stored repaired, so later requests carry
+        what actually ran; arguments that cannot be used are stored as ``{}`` and the call
+        carries the refusal, which becomes its error result. When the response was cut off at
+        max_tokens, incomplete arguments are refused, never repaired: a repaired cut-off
+        command is a different command.
+        """
+        calls = unique_call_ids(calls, used_call_ids(self.messages))
+        tools = self.config.tools
+        limits = ArgumentLimits(max_chars=tools.max_argument_chars, max_depth=tools.max_argument_depth)
+        for call in calls:
+            spec = self.registry.get(call.name)
+            parsed = check_arguments(
+                call.arguments, spec.primary_key if spec else None, limits, repair=not cut_off
+            )
+            if parsed.args is None:
+                call.refused = parsed.error
+                if cut_off and not parsed.rejected:
+                    call.refused = (
+                        "the response was cut off (max_tokens) before this call's arguments were "
+                        "complete; send the call again with shorter arguments"
+                    )
+                call.arguments = "{}"
+                continue
+            if parsed.repaired is not None:
+                log.info("repaired the arguments of %s: %r -> %r", call.name, call.arguments, parsed.repaired)
+            normalised = json.dumps(parsed.args, ensure_ascii=False)
+            if parsed.repaired is not None or not _is_json_object(call.arguments):
+                call.arguments = normalised
+        return calls
 
     async def _store_outcomes(self, outcomes: list[ToolOutcome]) -> None:
         images: list[dict[str, Any]] = []
@@ -411,6 +453,23 @@ class ChatSession:
         for call_id, name in missing:
             result = results.get(call_id) or ToolResult(CANCELLED_TEXT, is_error=True)
             await self._append(tool_message(call_id, name, result))
+
+    async def _close_open_calls(self) -> None:
+        """After a failed turn, answer every tool call still without a result (in memory and stored).
+
+        A call without a result makes every later request invalid; if storage itself is what
+        failed, the history in memory is still made consistent.
+        """
+        results = self._pending_results
+        for call_id, name in _calls_without_results(self.messages):
+            result = results.get(call_id) or ToolResult(INTERRUPTED_TEXT, is_error=True)
+            message = tool_message(call_id, name, result)
+            try:
+                await self._append(message)
+            except Exception:
+                log.exception("could not store the result of %s", call_id)
+                if not any(m.get("tool_call_id") == call_id for m in self.messages):
+                    self.messages.append(clean_value(message))
 
     async def _plan_gate(self, outcomes: list[ToolOutcome]) -> None:
         """After plan_agent, the user reviews the plan before the loop goes on."""
@@ -488,6 +547,7 @@ class ChatSession:
         return [{"role": "system", "content": self.system_prompt}, *self.messages]
 
     async def _append(self, message: dict[str, Any]) -> None:
+        message = clean_value(message)
         self.messages.append(message)
         if self.storage is not None:
             await self.storage.append_message(self.session_id, message)
@@ -596,8 +656,8 @@ def _calls_without_results(messages: list[dict[str, Any]]) -> list[tuple[str, st
     missing: list[tuple[str, str]] = []
     for m in messages:
         for call in m.get("tool_calls") or []:
-            if call["id"] not in answered:
-                missing.append((call["id"], call.get("function", {}).get("name", "")))
+            if call.get("id") not in answered:
+                missing.append((call.get("id", ""), (call.get("function") or {}).get("name", "")))
     return missing
 
 
@@ -655,6 +715,13 @@ def _mcp_preparer() -> Any:
     except ImportError:
         return None
     return prepare_mcp_tool
+
+
+def _is_json_object(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text), dict)
+    except (ValueError, RecursionError):
+        return False
 
 
 def describe_args(arguments: str) -> str:

@@ -26,6 +26,9 @@ class ToolCall:
     id: str
     name: str
     arguments: str
+    # Why the engine refused the raw arguments at the model-output boundary (too large, too
+    # deep, cut off); such a call is answered with this error and never prepared.
+    refused: str | None = None
 
 
 @dataclass(slots=True)

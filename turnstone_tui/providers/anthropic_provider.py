@@ -111,7 +111,7 @@ def _tool_input(arguments: Any) -> dict[str, Any]:
         return {}
     try:
         value = json.loads(arguments)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, RecursionError):
         return {"raw_arguments": str(arguments)}
     return value if isinstance(value, dict) else {"raw_arguments": str(arguments)}
 
