@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from turnstone_tui.config import Config  # noqa: E402
 from turnstone_tui.core.protocol import NullUI  # noqa: E402
 from turnstone_tui.core.registry import default_registry  # noqa: E402
+from turnstone_tui.core.tools import ToolContext  # noqa: E402
 from turnstone_tui.core.types import ExecContext  # noqa: E402
-from turnstone_tui.executors.base import ToolContext  # noqa: E402
 from turnstone_tui.executors.bash import PREPARERS  # noqa: E402
 
 TARGET_LINES_PER_S = 200_000

@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from turnstone_tui.config import Config  # noqa: E402
-from turnstone_tui.providers.base import ContentDelta, ModelRequest, ProviderError, UsageUpdate  # noqa: E402
+from turnstone_tui.core.provider import ContentDelta, ModelRequest, ProviderError, UsageUpdate  # noqa: E402
 from turnstone_tui.providers.local_provider import LocalProvider  # noqa: E402
 
 PROMPTS = [

@@ -117,9 +117,9 @@ def _runtime_options(args: argparse.Namespace):  # noqa: ANN202
 
 
 async def run_headless(cfg: Config, prompt: str, args: argparse.Namespace) -> int:
+    from .core.provider import ProviderError
     from .core.registry import ToolDefinitionError
     from .headless import HeadlessUI
-    from .providers.base import ProviderError
     from .runtime import Runtime
 
     ui = HeadlessUI()

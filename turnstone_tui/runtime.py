@@ -1,6 +1,7 @@
-"""Everything a front end needs to run sessions: config, storage, provider, MCP, watches.
+"""The one place that builds the parts and connects them: config, storage, provider, tools, MCP, watches.
 
-Both front ends (headless and the Textual app) build one Runtime and ask it for sessions.
+Both front ends (headless and the Textual app) build one Runtime and ask it for sessions; the
+engine (``core``) never constructs an adapter itself, it is handed them here.
 """
 
 from __future__ import annotations
@@ -14,13 +15,59 @@ from pathlib import Path
 from typing import Any
 
 from .config import Config
+from .core.mcp_bridge import McpBridge
 from .core.protocol import SessionUI
+from .core.provider import Provider
 from .core.registry import ToolRegistry, default_registry
 from .core.session import ChatSession
-from .providers.base import Provider
+from .core.tools import ToolTable, WatchScheduler
+from .executors.catalog import builtin_preparers
+from .executors.mcp_tools import prepare_mcp_tool
+from .executors.memory import StoredMemories
+from .executors.watch_runner import WatchRunner
+from .mcp.manager import McpManager
+from .providers.factory import create_provider, resolve_model_alias, supports_vision
 from .storage.db import Storage
 
 log = logging.getLogger(__name__)
+
+
+def builtin_tools(registry: ToolRegistry | None = None) -> ToolTable:
+    """The built-in tools (``tools/*.json``) with their executors, and the MCP tool preparer."""
+    return ToolTable(registry or default_registry(), builtin_preparers(), prepare_mcp_tool)
+
+
+def build_session(
+    config: Config,
+    provider: Provider,
+    ui: SessionUI,
+    *,
+    storage: Storage | None = None,
+    mcp: McpBridge | None = None,
+    registry: ToolRegistry | None = None,
+    watches: WatchScheduler | None = None,
+    session_id: str | None = None,
+    cwd: Path | None = None,
+    skip_permissions: bool | None = None,
+    allow: set[str] | None = None,
+) -> ChatSession:
+    """A main session with every part connected (not started: ``await session.start()``)."""
+    session = ChatSession(
+        config,
+        provider,
+        ui,
+        tools=builtin_tools(registry),
+        storage=storage,
+        mcp=mcp,
+        memories=StoredMemories(storage) if storage is not None else None,
+        session_id=session_id,
+        cwd=cwd,
+        skip_permissions=skip_permissions,
+        allow=allow,
+        supports_vision=supports_vision(config),
+    )
+    session.ctx.watches = watches
+    return session
 
 
 @dataclasses.dataclass
@@ -40,7 +87,7 @@ class Runtime:
         storage: Storage,
         provider: Provider,
         *,
-        mcp: Any | None = None,
+        mcp: McpBridge | None = None,
         registry: ToolRegistry | None = None,
         options: RuntimeOptions | None = None,
     ) -> None:
@@ -51,7 +98,7 @@ class Runtime:
         self.registry = registry or default_registry()
         self.options = options or RuntimeOptions()
         self.sessions: dict[str, ChatSession] = {}
-        self._watch_runner: Any = None
+        self._watch_runner: WatchRunner | None = None
         self._provider_listeners: list[Callable[[Provider], None]] = []
 
     @classmethod
@@ -59,8 +106,6 @@ class Runtime:
         cls, config: Config, *, provider: Provider | None = None, options: RuntimeOptions | None = None
     ) -> Runtime:
         """Open storage, make the provider and start MCP (in the background) and the watch runner."""
-        from .providers.factory import create_provider
-
         options = options or RuntimeOptions()
         registry = default_registry()  # raises ToolDefinitionError naming a bad file
         storage = await Storage.open(config.resolved_db_path())
@@ -80,20 +125,19 @@ class Runtime:
         return runtime
 
     async def create_session(self, ui: SessionUI, session_id: str | None = None) -> ChatSession:
-        session = ChatSession(
+        session = build_session(
             self.config,
             self.provider,
             ui,
             storage=self.storage,
-            registry=self.registry,
             mcp=self.mcp,
+            registry=self.registry,
+            watches=self._watch_runner,
             session_id=session_id,
             cwd=self.options.cwd,
             skip_permissions=self.options.skip_permissions or self.config.tools.skip_permissions,
             allow=set(self.options.allow) | set(await self.persisted_allow()),
         )
-        if self._watch_runner is not None:
-            session.ctx.state["watch_runner"] = self._watch_runner
         await session.start()
         self.sessions[session.session_id] = session
         return session
@@ -113,8 +157,6 @@ class Runtime:
 
     async def switch_model(self, alias: str) -> Provider:
         """Use ``[models.<alias>]`` (or a plain model name) for every session from now on."""
-        from .providers.factory import create_provider, resolve_model_alias
-
         if alias in self.config.models:
             new_config = resolve_model_alias(self.config, alias)
         else:
@@ -124,13 +166,9 @@ class Runtime:
         provider = create_provider(new_config)
         old = self.provider
         self.config, self.provider = new_config, provider
+        vision = supports_vision(new_config)
         for session in self.sessions.values():
-            session.config = new_config
-            session.provider = provider
-            session.ctx.provider = provider
-            session.ctx.config = new_config
-            session._rebuild_system_prompt()
-            session._emit_status()
+            session.use_provider(new_config, provider, supports_vision=vision)
         if old is not provider:
             with contextlib.suppress(Exception):
                 await old.aclose()
@@ -138,8 +176,8 @@ class Runtime:
 
     async def sample_for_mcp(self, request: Any) -> Any:
         """Run an approved MCP ``sampling/createMessage`` on the current model (no tools)."""
+        from .core.provider import ContentDelta, ModelRequest, StreamDone
         from .mcp.asks import SampleResult
-        from .providers.base import ContentDelta, ModelRequest, StreamDone
 
         messages: list[dict[str, Any]] = []
         if request.system_prompt:
@@ -180,10 +218,6 @@ class Runtime:
 
     # --- watches --------------------------------------------------------------------------
     def _start_watch_runner(self) -> None:
-        try:
-            from .core.watch_runner import WatchRunner
-        except ImportError:
-            return
         self._watch_runner = WatchRunner(self.storage, self._inject)
         self._watch_runner.start()
 
@@ -208,11 +242,7 @@ class Runtime:
         await self.storage.close()
 
 
-async def _start_mcp(config: Config, mcp_config_path: str | None, cwd: Path | None = None) -> Any | None:
-    try:
-        from .mcp.manager import McpManager
-    except ImportError:
-        return None
+async def _start_mcp(config: Config, mcp_config_path: str | None, cwd: Path | None = None) -> McpManager:
     manager = McpManager.from_config(config, mcp_config_path or config.mcp.config_path or None, cwd=cwd)
     if not manager.statuses():
         return manager

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from textual.app import App, ComposeResult
 
+from turnstone_tui.core.mcp_bridge import ServerState
 from turnstone_tui.mcp.config import ServerConfig
 from turnstone_tui.mcp.manager import McpManager
-from turnstone_tui.mcp.status import ServerState
 from turnstone_tui.widgets.mcp_panel import McpPanel
 
 pytestmark = pytest.mark.timeout(90)

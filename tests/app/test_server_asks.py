@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from textual.app import App, ComposeResult
 from textual.widgets import Input, Static, Switch, TextArea
+from turnstone_tui.mcp.status import ServerState
 
 from tests.helpers.mcp_servers import asking_server
 from turnstone_tui.app.screens.elicitation import ElicitationScreen
@@ -18,7 +19,6 @@ from turnstone_tui.app.server_asks import AppServerAsks
 from turnstone_tui.core.types import ToolResult
 from turnstone_tui.mcp.asks import SampleResult, SamplingRequest
 from turnstone_tui.mcp.manager import McpManager
-from turnstone_tui.mcp.status import ServerState
 
 pytestmark = pytest.mark.timeout(120)
 

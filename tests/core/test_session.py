@@ -15,6 +15,7 @@ from turnstone_tui.config import Config
 from turnstone_tui.core.session import ChatSession
 from turnstone_tui.core.types import ApprovalDecision, PlanReview
 from turnstone_tui.providers.factory import create_provider
+from turnstone_tui.runtime import build_session
 from turnstone_tui.storage.db import Storage
 
 pytestmark = pytest.mark.timeout(60)
@@ -35,7 +36,7 @@ def make_config(server: ScriptedModelServer, tmp_path: Path, *, provider: str = 
 async def new_session(
     cfg: Config, ui: RecordingUI, tmp_path: Path, *, storage: Storage | None = None, **kw: object
 ) -> ChatSession:
-    session = ChatSession(cfg, create_provider(cfg), ui, storage=storage, cwd=tmp_path, **kw)  # type: ignore[arg-type]
+    session = build_session(cfg, create_provider(cfg), ui, storage=storage, cwd=tmp_path, **kw)  # type: ignore[arg-type]
     await session.start()
     return session
 

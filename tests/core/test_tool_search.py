@@ -11,12 +11,12 @@ import pytest
 from tests.executors.local_http import make_ctx, run_item
 from turnstone_tui.core.registry import default_registry
 from turnstone_tui.core.tool_search import (
-    PREPARERS,
     TOOL_SEARCH_SCHEMA,
     ToolSearchIndex,
     ToolSearchManager,
     schema_name,
 )
+from turnstone_tui.executors.tool_search import PREPARERS
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -120,7 +120,7 @@ def test_modes_and_threshold() -> None:
 
 async def test_the_tool_expands_what_it_finds(tmp_path: Path) -> None:
     manager = ToolSearchManager(default_registry().TOOLS, synthetic_mcp_tools(), threshold=20, max_results=3)
-    ctx = make_ctx(tmp_path, state={"tool_search": manager})
+    ctx = make_ctx(tmp_path, tool_search=manager)
     item = await PREPARERS["tool_search"](ctx, "s1", {"query": "calendar event create"})
     assert not item.needs_approval
     result = await run_item(item)

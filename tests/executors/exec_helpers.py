@@ -12,8 +12,8 @@ import psutil
 from turnstone_tui.config import Config
 from turnstone_tui.core.protocol import NullUI
 from turnstone_tui.core.registry import default_registry
+from turnstone_tui.core.tools import Preparer, ToolContext
 from turnstone_tui.core.types import ExecContext, OutputStream, PreparedItem, ToolResult
-from turnstone_tui.executors.base import Preparer, ToolContext
 
 
 def make_ctx(cwd: Path, **overrides: Any) -> ToolContext:

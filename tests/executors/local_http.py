@@ -14,8 +14,8 @@ from typing import Any
 from tests.helpers.recording_ui import RecordingUI
 from turnstone_tui.config import Config
 from turnstone_tui.core.registry import default_registry
+from turnstone_tui.core.tools import ToolContext
 from turnstone_tui.core.types import ExecContext, PreparedItem, ToolResult
-from turnstone_tui.executors.base import ToolContext
 
 
 @dataclass

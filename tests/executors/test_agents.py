@@ -8,7 +8,7 @@ import pytest
 
 from tests.executors.local_http import make_ctx, run_item
 from turnstone_tui.core.types import ToolResult
-from turnstone_tui.executors.agents import PREPARERS, plan_path
+from turnstone_tui.executors.agents import PREPARERS
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -41,7 +41,7 @@ async def test_plan_agent_writes_then_refines(tmp_path: Path) -> None:
         ToolResult("# Plan v1\n1. Add cache"), ToolResult("# Plan v2\n1. Add cache\n2. Add TTL")
     )
     ctx = make_ctx(tmp_path, run_subagent=agents)
-    path = plan_path(ctx)
+    path = ctx.plan_path()
     assert path == tmp_path / ".plan-sess1.md"
     first = await PREPARERS["plan_agent"](ctx, "p1", {"goal": "Add caching to the API"})
     assert first.needs_approval and "Writes the plan" in first.preview
@@ -64,12 +64,12 @@ async def test_plan_agent_writes_then_refines(tmp_path: Path) -> None:
 async def test_failed_plan_leaves_the_prior_plan(tmp_path: Path) -> None:
     agents = SubAgents(ToolResult("sub-agent hit the turn limit", is_error=True), ToolResult("   "))
     ctx = make_ctx(tmp_path, run_subagent=agents)
-    plan_path(ctx).write_text("# old plan\n")
+    ctx.plan_path().write_text("# old plan\n")
     failed = await run_item(await PREPARERS["plan_agent"](ctx, "p", {"goal": "x"}))
     assert failed.is_error and "turn limit" in failed.text
     empty = await run_item(await PREPARERS["plan_agent"](ctx, "p", {"prompt": "x"}))  # spec's name works too
     assert empty.is_error
-    assert plan_path(ctx).read_text() == "# old plan\n"
+    assert ctx.plan_path().read_text() == "# old plan\n"
 
 
 async def test_refused_without_runner_or_inside_a_sub_agent(tmp_path: Path) -> None:

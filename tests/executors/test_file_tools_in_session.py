@@ -13,6 +13,7 @@ from tests.helpers.recording_ui import RecordingUI
 from turnstone_tui.config import Config
 from turnstone_tui.core.session import ChatSession
 from turnstone_tui.providers.factory import create_provider
+from turnstone_tui.runtime import build_session
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -28,7 +29,7 @@ def make_config(server: ScriptedModelServer, tmp_path: Path) -> Config:
 
 
 async def new_session(cfg: Config, ui: RecordingUI, tmp_path: Path) -> ChatSession:
-    session = ChatSession(cfg, create_provider(cfg), ui, cwd=tmp_path)  # type: ignore[arg-type]
+    session = build_session(cfg, create_provider(cfg), ui, cwd=tmp_path)  # type: ignore[arg-type]
     await session.start()
     return session
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.executors.exec_helpers import execute, make_ctx, prepare, run
-from turnstone_tui.executors.base import ToolContext
+from turnstone_tui.core.tools import ToolContext
 from turnstone_tui.executors.files import PREPARERS
 
 pytestmark = pytest.mark.timeout(30)

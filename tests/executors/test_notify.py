@@ -36,7 +36,7 @@ async def notify(ctx, **args):
 async def test_webhook_fails_twice_then_delivers_with_retry_delays(tmp_path: Path) -> None:
     hook = Flaky(failures=2)
     with LocalServer({"/hook": hook}) as server:
-        ctx = make_ctx(tmp_path, state={"notify_retry_delays": (0.1, 0.3)})
+        ctx = make_ctx(tmp_path, notify_retry_delays=(0.1, 0.3))
         ctx.config.notify.url = f"{server.url}/hook"
         ctx.config.notify.headers = {"X-Token": "abc"}
         item, result = await notify(
@@ -62,7 +62,7 @@ async def test_webhook_fails_twice_then_delivers_with_retry_delays(tmp_path: Pat
 
 async def test_webhook_that_always_fails_reports_and_does_not_count(tmp_path: Path) -> None:
     with LocalServer({"/hook": Flaky(failures=99)}) as server:
-        ctx = make_ctx(tmp_path, state={"notify_retry_delays": (0.01, 0.01)})
+        ctx = make_ctx(tmp_path, notify_retry_delays=(0.01, 0.01))
         ctx.config.notify.url = f"{server.url}/hook"
         _, result = await notify(ctx, message="hello")
     assert result is not None and result.is_error and "HTTP 503" in result.text
@@ -72,7 +72,7 @@ async def test_webhook_that_always_fails_reports_and_does_not_count(tmp_path: Pa
 
 async def test_at_most_five_per_turn_even_when_called_concurrently(tmp_path: Path) -> None:
     with LocalServer({"/hook": Flaky(failures=0)}) as server:
-        ctx = make_ctx(tmp_path, state={"notify_retry_delays": (0.01, 0.01)})
+        ctx = make_ctx(tmp_path, notify_retry_delays=(0.01, 0.01))
         ctx.config.notify.url = f"{server.url}/hook"
         items = [await PREPARERS["notify"](ctx, f"n{i}", {"message": f"m{i}"}) for i in range(7)]
         results = await asyncio.gather(*(run_item(i) for i in items))
@@ -89,7 +89,7 @@ async def test_at_most_five_per_turn_even_when_called_concurrently(tmp_path: Pat
 async def test_failures_do_not_use_up_the_turn_limit(tmp_path: Path) -> None:
     hook = Flaky(failures=3)  # the first notification fails all 3 attempts
     with LocalServer({"/hook": hook}) as server:
-        ctx = make_ctx(tmp_path, state={"notify_retry_delays": (0.01, 0.01)})
+        ctx = make_ctx(tmp_path, notify_retry_delays=(0.01, 0.01))
         ctx.config.notify.url = f"{server.url}/hook"
         _, first = await notify(ctx, message="x")
         assert first is not None and first.is_error

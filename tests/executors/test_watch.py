@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from tests.executors.local_http import make_ctx, run_item
-from turnstone_tui.core.watch_runner import OUTPUT_CAP, WatchRunner
 from turnstone_tui.executors.watch import PREPARERS, parse_duration
 from turnstone_tui.executors.watch_expr import WatchExprError, compile_condition, poll_variables
+from turnstone_tui.executors.watch_runner import OUTPUT_CAP, WatchRunner
 from turnstone_tui.storage.db import Storage
 
 pytestmark = pytest.mark.timeout(60)
@@ -325,7 +325,7 @@ async def test_background_loop_fires_and_closes(tmp_path: Path, storage: Storage
     runner = WatchRunner(storage, inbox, check_interval=0.05)
     runner.start()
     try:
-        ctx = make_ctx(tmp_path, storage=storage, state={"watch_runner": runner})
+        ctx = make_ctx(tmp_path, storage=storage, watches=runner)
         await watch(ctx, action="create", name="quick", command="echo hi", stop_on='output.strip() == "hi"')
         await asyncio.wait_for(inbox.arrived.wait(), 10)
     finally:
@@ -376,8 +376,8 @@ async def test_a_watch_result_arrives_in_the_session_as_a_user_message(
     from tests.helpers.model_server import Reply
     from tests.helpers.recording_ui import RecordingUI
     from turnstone_tui.config import Config
-    from turnstone_tui.core.session import ChatSession
     from turnstone_tui.providers.openai_provider import OpenAIProvider
+    from turnstone_tui.runtime import build_session
 
     (tmp_path / "status").write_text("running\n")
     model_server.script(
@@ -402,7 +402,7 @@ async def test_a_watch_result_arrives_in_the_session_as_a_user_message(
     )
     provider = OpenAIProvider(base_url=model_server.openai_base_url, api_key="x", model="scripted")
     ui = RecordingUI()
-    session = ChatSession(Config(), provider, ui, storage=storage, cwd=tmp_path)
+    session = build_session(Config(), provider, ui, storage=storage, cwd=tmp_path)
     try:
         await session.start()
         await session.send("tell me when the job finishes")

@@ -77,7 +77,7 @@ async def test_non_http_schemes_are_refused_at_prepare(tmp_path: Path, url: str)
 async def test_allow_seam_is_exact_host_and_port(tmp_path: Path) -> None:
     """Allowing one local port does not open the others."""
     with LocalServer({"/": page}) as allowed, LocalServer({"/": page}) as other:
-        ctx = make_ctx(tmp_path, state={"web_allow_hosts": {allowed.host_port}})
+        ctx = make_ctx(tmp_path, web_allow_hosts=frozenset({allowed.host_port}))
         _, result = await fetch(ctx, f"{other.url}/")
         assert result is not None and result.is_error and "loopback" in result.text
         assert other.requests == []
@@ -89,7 +89,7 @@ async def test_redirect_to_another_local_port_is_refused_at_the_hop(tmp_path: Pa
             "/go": lambda r: Response(302, "", {"Location": f"http://127.0.0.1:{internal.port}/secret"})
         }
         with LocalServer(routes) as public:
-            ctx = make_ctx(tmp_path, state={"web_allow_hosts": {public.host_port}})
+            ctx = make_ctx(tmp_path, web_allow_hosts=frozenset({public.host_port}))
             _, result = await fetch(ctx, f"{public.url}/go")
             assert result is not None and result.is_error
             assert "refused" in result.text and "loopback" in result.text
@@ -108,14 +108,14 @@ async def test_redirect_to_another_local_port_is_refused_at_the_hop(tmp_path: Pa
 )
 async def test_redirect_to_private_or_odd_targets_is_refused(tmp_path: Path, location: str) -> None:
     with LocalServer({"/go": lambda r: Response(301, "", {"Location": location})}) as public:
-        ctx = make_ctx(tmp_path, state={"web_allow_hosts": {public.host_port}})
+        ctx = make_ctx(tmp_path, web_allow_hosts=frozenset({public.host_port}))
         _, result = await fetch(ctx, f"{public.url}/go")
         assert result is not None and result.is_error and "refused" in result.text
 
 
 async def test_redirect_loop_stops(tmp_path: Path) -> None:
     with LocalServer({"/loop": lambda r: Response(302, "", {"Location": "/loop"})}) as server:
-        ctx = make_ctx(tmp_path, state={"web_allow_hosts": {server.host_port}})
+        ctx = make_ctx(tmp_path, web_allow_hosts=frozenset({server.host_port}))
         _, result = await fetch(ctx, f"{server.url}/loop")
         assert result is not None and result.is_error and "too many redirects" in result.text
         assert len(server.requests) == 6  # the first request + 5 redirects
@@ -132,7 +132,7 @@ async def test_page_text_reaches_the_model_which_answers(
     routes = {"/start": lambda r: Response(302, "", {"Location": "/page"}), "/page": page}
     try:
         with LocalServer(routes) as server:
-            ctx = make_ctx(tmp_path, provider=provider, state={"web_allow_hosts": {server.host_port}})
+            ctx = make_ctx(tmp_path, provider=provider, web_allow_hosts=frozenset({server.host_port}))
             item, result = await fetch(ctx, f"{server.url}/start")
     finally:
         await provider.aclose()
@@ -152,7 +152,7 @@ async def test_page_text_reaches_the_model_which_answers(
 
 async def test_without_provider_the_extracted_text_is_returned(tmp_path: Path) -> None:
     with LocalServer({"/": page}) as server:
-        ctx = make_ctx(tmp_path, state={"web_allow_hosts": {server.host_port}})
+        ctx = make_ctx(tmp_path, web_allow_hosts=frozenset({server.host_port}))
         _, result = await fetch(ctx, f"{server.url}/")
     assert result is not None and not result.is_error
     assert "7731" in result.text and "<b>" not in result.text
@@ -160,7 +160,7 @@ async def test_without_provider_the_extracted_text_is_returned(tmp_path: Path) -
 
 async def test_connects_to_the_checked_address_with_the_real_host_header(tmp_path: Path) -> None:
     with LocalServer({"/": page}) as server:
-        ctx = make_ctx(tmp_path, state={"web_allow_hosts": {f"localhost:{server.port}"}})
+        ctx = make_ctx(tmp_path, web_allow_hosts=frozenset({f"localhost:{server.port}"}))
         _, result = await fetch(ctx, f"http://localhost:{server.port}/")
     assert result is not None and not result.is_error, result.text
     assert server.requests[-1].headers["host"] == f"localhost:{server.port}"
@@ -169,7 +169,7 @@ async def test_connects_to_the_checked_address_with_the_real_host_header(tmp_pat
 async def test_size_limit_cuts_the_page(tmp_path: Path) -> None:
     big = "<p>" + "word " * (MAX_BYTES // 5 + 1000) + "</p>"
     with LocalServer({"/big": lambda r: Response(200, big)}) as server:
-        ctx = make_ctx(tmp_path, state={"web_allow_hosts": {server.host_port}})
+        ctx = make_ctx(tmp_path, web_allow_hosts=frozenset({server.host_port}))
         _, result = await fetch(ctx, f"{server.url}/big")
     assert result is not None and not result.is_error
     assert "page cut at 5 MB" in result.text
@@ -182,7 +182,7 @@ async def test_binary_content_and_http_errors_are_clear(tmp_path: Path) -> None:
         "/missing": lambda r: Response(404, "nope"),
     }
     with LocalServer(routes) as server:
-        ctx = make_ctx(tmp_path, state={"web_allow_hosts": {server.host_port}})
+        ctx = make_ctx(tmp_path, web_allow_hosts=frozenset({server.host_port}))
         _, img = await fetch(ctx, f"{server.url}/img")
         _, missing = await fetch(ctx, f"{server.url}/missing")
     assert img is not None and img.is_error and "image/png" in img.text
@@ -268,7 +268,7 @@ async def test_web_search_posts_to_tavily_and_formats_results(
     with LocalServer(
         {"/search": lambda r: Response(200, json.dumps(payload), {"Content-Type": "application/json"})}
     ) as server:
-        ctx = make_ctx(tmp_path, state={"tavily_base_url": f"{server.url}/search"})
+        ctx = make_ctx(tmp_path, tavily_base_url=f"{server.url}/search")
         item = await PREPARERS["web_search"](
             ctx, "c", {"query": "python asyncio", "max_results": 2, "topic": "news"}
         )
@@ -290,7 +290,7 @@ async def test_web_search_posts_to_tavily_and_formats_results(
 
 async def test_web_search_rejected_key_and_bad_args(tmp_path: Path) -> None:
     with LocalServer({"/search": lambda r: Response(401, "{}")}) as server:
-        ctx = make_ctx(tmp_path, state={"tavily_base_url": f"{server.url}/search"})
+        ctx = make_ctx(tmp_path, tavily_base_url=f"{server.url}/search")
         ctx.config.api.tavily_key = "bad"
         result = await run_item(await PREPARERS["web_search"](ctx, "c", {"query": "x"}))
     assert result.is_error and "rejected" in result.text
@@ -307,7 +307,7 @@ async def test_through_the_session_pipeline(tmp_path: Path, model_server: Script
     """The model calls web_fetch; the fetch asks the model; the answer goes back into the conversation."""
     from tests.helpers.recording_ui import RecordingUI
     from turnstone_tui.config import Config
-    from turnstone_tui.core.session import ChatSession
+    from turnstone_tui.runtime import build_session
 
     with LocalServer({"/": lambda r: Response(200, "<p>The code is 7731</p>")}) as server:
         model_server.script(
@@ -319,10 +319,10 @@ async def test_through_the_session_pipeline(tmp_path: Path, model_server: Script
         )
         provider = OpenAIProvider(base_url=model_server.openai_base_url, api_key="x", model="scripted")
         ui = RecordingUI()
-        session = ChatSession(Config(), provider, ui, cwd=tmp_path)
+        session = build_session(Config(), provider, ui, cwd=tmp_path)
         try:
             await session.start()
-            session.ctx.state["web_allow_hosts"] = {server.host_port}
+            session.ctx.web_allow_hosts = frozenset({server.host_port})
             await session.send("what's the code on that page?")
         finally:
             await provider.aclose()
@@ -379,7 +379,7 @@ async def test_https_sends_the_real_name_as_sni_and_verifies_the_certificate(
     tls.load_cert_chain(cert, key)
     tls.sni_callback = lambda sock, name, context: seen_sni.append(name)
     with LocalServer({"/": page}, tls=tls) as server:
-        ctx = make_ctx(tmp_path, state={"web_allow_hosts": {f"localhost:{server.port}"}})
+        ctx = make_ctx(tmp_path, web_allow_hosts=frozenset({f"localhost:{server.port}"}))
         _, result = await fetch(ctx, f"https://localhost:{server.port}/")
     assert seen_sni and seen_sni[0] == "localhost"
     # The self-signed certificate is rejected: verification stays on while the IP is pinned.
@@ -394,7 +394,7 @@ async def test_time_limit(tmp_path: Path) -> None:
         return Response(200, "late")
 
     with LocalServer({"/slow": slow}) as server:
-        ctx = make_ctx(tmp_path, state={"web_allow_hosts": {server.host_port}, "web_fetch_timeout": 0.5})
+        ctx = make_ctx(tmp_path, web_allow_hosts=frozenset({server.host_port}), web_fetch_timeout=0.5)
         started = time.monotonic()
         _, result = await fetch(ctx, f"{server.url}/slow")
         assert time.monotonic() - started < 2.5

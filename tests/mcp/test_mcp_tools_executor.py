@@ -11,8 +11,8 @@ from tests.helpers.mcp_servers import stdio_server
 from turnstone_tui.config import Config
 from turnstone_tui.core.protocol import NullUI
 from turnstone_tui.core.registry import default_registry
+from turnstone_tui.core.tools import ToolContext
 from turnstone_tui.core.types import ExecContext
-from turnstone_tui.executors.base import ToolContext
 from turnstone_tui.executors.mcp_tools import PREPARERS, prepare_mcp_tool
 from turnstone_tui.mcp.manager import McpManager
 

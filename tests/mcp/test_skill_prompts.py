@@ -10,7 +10,7 @@ import pytest
 
 from tests.executors.local_http import make_ctx, run_item
 from tests.helpers.mcp_servers import stdio_server
-from turnstone_tui.executors.base import ToolContext
+from turnstone_tui.core.tools import ToolContext
 from turnstone_tui.executors.skill import PREPARERS
 from turnstone_tui.mcp.manager import McpManager
 
@@ -29,7 +29,7 @@ def context(tmp_path: Path, manager: McpManager, loaded: list[tuple[str, str]] |
     skills = tmp_path / "skills"
     skills.mkdir(exist_ok=True)
     on_loaded = (lambda name, content: loaded.append((name, content))) if loaded is not None else None
-    return make_ctx(tmp_path, state={"skills_dir": skills}, mcp=manager, on_skill_loaded=on_loaded)
+    return make_ctx(tmp_path, skills_dir=skills, mcp=manager, on_skill_loaded=on_loaded)
 
 
 async def search(ctx: ToolContext, query: str = "") -> list[str]:

@@ -9,8 +9,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from tests.helpers.model_server import ScriptedModelServer
-from turnstone_tui.providers.anthropic_provider import AnthropicProvider
-from turnstone_tui.providers.base import (
+from turnstone_tui.core.provider import (
     ContentDelta,
     ModelRequest,
     Provider,
@@ -21,6 +20,7 @@ from turnstone_tui.providers.base import (
     ToolCallDelta,
     UsageUpdate,
 )
+from turnstone_tui.providers.anthropic_provider import AnthropicProvider
 from turnstone_tui.providers.openai_provider import OpenAIProvider
 from turnstone_tui.providers.retry import RetryPolicy
 

@@ -6,8 +6,8 @@ import json
 
 from tests.helpers.model_server import Reply, ScriptedModelServer
 from turnstone_tui.config import Config
+from turnstone_tui.core.provider import ModelRequest, StreamDone, ToolCallDelta, UsageUpdate
 from turnstone_tui.providers.anthropic_provider import DEFAULT_MAX_TOKENS, AnthropicProvider
-from turnstone_tui.providers.base import ModelRequest, StreamDone, ToolCallDelta, UsageUpdate
 
 BASH_SCHEMA = {
     "type": "function",

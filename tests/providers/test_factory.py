@@ -8,8 +8,8 @@ import pytest
 
 from tests.helpers.model_server import Reply, ScriptedModelServer
 from turnstone_tui.config import Config, ConfigError, parse_config
+from turnstone_tui.core.provider import ProviderError
 from turnstone_tui.providers.anthropic_provider import AnthropicProvider
-from turnstone_tui.providers.base import ProviderError
 from turnstone_tui.providers.factory import (
     GENERIC_LOCAL_HINT,
     create_provider,

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from turnstone_tui.config import Config
-from turnstone_tui.providers.base import (
+from turnstone_tui.core.provider import (
     ContentDelta,
     ModelRequest,
     ProviderError,
@@ -255,7 +255,7 @@ def test_importing_the_provider_does_not_import_llama_cpp_and_hint_is_usable() -
         "import sys; sys.modules['llama_cpp'] = None\n"  # behave as if the extra were not installed
         "import turnstone_tui.providers.local_provider as lp\n"
         "from turnstone_tui.config import Config\n"
-        "from turnstone_tui.providers.base import ProviderError\n"
+        "from turnstone_tui.core.provider import ProviderError\n"
         "try:\n    lp.LocalProvider.from_config(Config())\n"
         "except ProviderError as exc:\n    print('ERROR:', exc)\n"
     )
@@ -584,13 +584,13 @@ async def test_closing_the_stream_early_and_aclose_stop_the_worker(local_provide
 @pytest.mark.skipif(_MISSING is not None, reason=_MISSING or "")
 async def test_a_chat_session_turn_on_the_local_model(tmp_path: Path) -> None:
     from tests.helpers.recording_ui import RecordingUI
-    from turnstone_tui.core.session import ChatSession
+    from turnstone_tui.runtime import build_session
 
     config = Config()
     config.db_path = str(tmp_path / "t.db")
     provider = LocalProvider.from_config(config)
     ui = RecordingUI()
-    session = ChatSession(config, provider, ui, cwd=tmp_path)
+    session = build_session(config, provider, ui, cwd=tmp_path)
     try:
         await session.start()
         await asyncio.wait_for(session.send("Say hello"), STREAM_TIMEOUT)

@@ -16,7 +16,7 @@ from tests.helpers.model_server import (
     load_script,
     write_script,
 )
-from turnstone_tui.providers.base import ContentDelta, ModelRequest
+from turnstone_tui.core.provider import ContentDelta, ModelRequest
 from turnstone_tui.providers.openai_provider import OpenAIProvider
 
 

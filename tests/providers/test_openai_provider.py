@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tests.helpers.model_server import Reply, ScriptedModelServer
-from turnstone_tui.providers.base import (
+from turnstone_tui.core.provider import (
     ContentDelta,
     ModelRequest,
     ReasoningDelta,

@@ -9,8 +9,8 @@ import time
 import pytest
 
 from tests.helpers.model_server import Reply, ScriptedModelServer
+from turnstone_tui.core.provider import ContentDelta, ModelRequest, Provider, ProviderError
 from turnstone_tui.providers.anthropic_provider import AnthropicProvider
-from turnstone_tui.providers.base import ContentDelta, ModelRequest, Provider, ProviderError
 from turnstone_tui.providers.openai_provider import OpenAIProvider
 from turnstone_tui.providers.retry import RetryPolicy
 

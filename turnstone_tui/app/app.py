@@ -20,9 +20,9 @@ from textual.binding import Binding
 from textual.reactive import var
 
 from ..config import ConfigError
+from ..core.provider import ProviderError
 from ..core.resources import styles_dir
 from ..core.types import SessionState
-from ..providers.base import ProviderError
 from ..widgets import clock
 from ..widgets.chat_view import ChatView
 from ..widgets.pane_grid import ParallelPanes
@@ -170,11 +170,7 @@ class TurnstoneApp(App[None]):
             except ValueError as exc:  # unknown session id: say so, start fresh
                 await self.chat.add_error(str(exc))
                 self.session = await runtime.create_session(self.bridge, None)
-            if (
-                runtime.mcp is not None
-                and self._remove_mcp_listener is None
-                and hasattr(runtime.mcp, "add_listener")
-            ):
+            if runtime.mcp is not None and self._remove_mcp_listener is None:
                 self._remove_mcp_listener = runtime.mcp.add_listener(lambda _event: self.refresh_status())
             if runtime.mcp is not None and hasattr(runtime.mcp, "set_asks"):
                 from .server_asks import AppServerAsks

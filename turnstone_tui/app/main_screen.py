@@ -19,7 +19,7 @@ from ..widgets.prompt_input import PromptArea, PromptCompleter, PromptInput
 from ..widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
-    from ..providers.base import Provider
+    from ..core.provider import Provider
     from ..widgets.mcp_panel import ManagerLike
 
 WidgetT = TypeVar("WidgetT", bound=Widget)

@@ -12,9 +12,9 @@ import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
-from ..executors.base import Preparer, ToolContext, error_item
 from .arguments import ArgumentLimits, check_arguments, validate_arguments
 from .model_output import clean_text
+from .tools import McpPreparer, Preparer, ToolContext, error_item
 from .truncate import truncate_output
 from .types import (
     ApprovalDecision,
@@ -61,7 +61,7 @@ class ToolPipeline:
         policy: ApprovalPolicy,
         *,
         schema_for: Callable[[str], dict | None],
-        mcp_preparer: Callable[..., object] | None = None,
+        mcp_preparer: McpPreparer | None = None,
         max_parallel: int = 4,
         truncation: int = 256 * 1024,
     ) -> None:
@@ -119,7 +119,7 @@ class ToolPipeline:
             if name.startswith(MCP_PREFIX) and name not in self.preparers:
                 if self.mcp_preparer is None:
                     return error_item(call.id, name, args, f"no MCP server provides {name}")
-                item = await self.mcp_preparer(self.ctx, call.id, name, args)  # type: ignore[misc]
+                item = await self.mcp_preparer(self.ctx, call.id, name, args)
             else:
                 preparer = self.preparers.get(name)
                 if preparer is None:

@@ -17,8 +17,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..executors.base import ToolContext
-from ..providers.base import (
+from .arguments import ArgumentLimits, check_arguments
+from .mcp_bridge import McpBridge
+from .model_output import clean_text, clean_value, unique_call_ids, used_call_ids
+from .pipeline import CANCELLED_TEXT, ApprovalPolicy, ToolOutcome, ToolPipeline
+from .prompts import build_system_prompt
+from .protocol import SessionUI
+from .provider import (
     ContentDelta,
     ModelRequest,
     Provider,
@@ -28,14 +33,10 @@ from ..providers.base import (
     ToolCallDelta,
     UsageUpdate,
 )
-from .arguments import ArgumentLimits, check_arguments
-from .model_output import clean_text, clean_value, unique_call_ids, used_call_ids
-from .pipeline import CANCELLED_TEXT, ApprovalPolicy, ToolOutcome, ToolPipeline
-from .prompts import build_system_prompt
-from .protocol import SessionUI
-from .registry import ToolRegistry, default_registry
 from .subagent import SubagentUI
-from .types import SessionState, StatusInfo, ToolCall, ToolResult
+from .tool_search import TOOL_SEARCH_SCHEMA, ToolSearchManager
+from .tools import MemorySource, ToolContext, ToolTable
+from .types import ExecContext, SessionState, StatusInfo, ToolCall, ToolResult
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -66,28 +67,33 @@ class AssistantReply:
 
 
 class ChatSession:
+    """One conversation. Its parts (tools, MCP bridge, memories) are handed in by ``runtime.py``."""
+
     def __init__(
         self,
         config: Config,
         provider: Provider,
         ui: SessionUI,
+        *,
+        tools: ToolTable,
         storage: Storage | None = None,
-        registry: ToolRegistry | None = None,
-        mcp: Any | None = None,
+        mcp: McpBridge | None = None,
+        memories: MemorySource | None = None,
         session_id: str | None = None,
         cwd: Path | str | None = None,
-        *,
         agent_kind: str = "main",
         skip_permissions: bool | None = None,
         allow: set[str] | None = None,
-        supports_vision: bool | None = None,
+        supports_vision: bool = False,
     ) -> None:
         self.config = config
         self.provider = provider
         self.ui = ui
         self.storage = storage
-        self.registry = registry or default_registry()
+        self.tools = tools
+        self.registry = tools.registry
         self.mcp = mcp
+        self.memories = memories
         self.agent_kind = agent_kind
         self.cwd = Path(cwd or Path.cwd()).resolve()
         self._requested_id = session_id
@@ -98,10 +104,6 @@ class ChatSession:
             skip_permissions=config.tools.skip_permissions if skip_permissions is None else skip_permissions,
             auto_approve=set(config.tools.allow) | set(allow or ()),
         )
-        if supports_vision is None:
-            from ..providers.factory import supports_vision as provider_vision
-
-            supports_vision = provider_vision(config)
         self.ctx = ToolContext(
             config=config,
             registry=self.registry,
@@ -129,14 +131,14 @@ class ChatSession:
         self._synthetic_streak = 0
         self._partial = AssistantReply()
         self._pending_results: dict[str, ToolResult] = {}
-        self._tool_search: Any = None
+        self._tool_search: ToolSearchManager | None = None
         self._remove_mcp_listener: Callable[[], None] | None = None
         self.pipeline = ToolPipeline(
             self.ctx,
-            _preparers(),
+            tools.preparers,
             self.policy,
             schema_for=self.schema_for,
-            mcp_preparer=_mcp_preparer(),
+            mcp_preparer=tools.mcp_preparer,
             max_parallel=config.tools.max_parallel,
             truncation=config.tools.truncation,
         )
@@ -160,13 +162,13 @@ class ChatSession:
                 self.session_id = await self.storage.create_session(
                     model=self.provider.model, cwd=str(self.cwd)
                 )
-            if self.agent_kind == "main":
-                self._memories = await _memory_section(self.storage, self.session_id)
+            if self.agent_kind == "main" and self.memories is not None:
+                self._memories = await _memory_section(self.memories, self.session_id)
         else:
             self.session_id = self._requested_id or uuid.uuid4().hex[:12]
         self.ctx.session_id = self.session_id
         self._setup_tool_search()
-        if self.mcp is not None and hasattr(self.mcp, "add_listener"):
+        if self.mcp is not None:
             self._remove_mcp_listener = self.mcp.add_listener(lambda _event: self._on_mcp_change())
         self._rebuild_system_prompt()
         self._emit_status()
@@ -180,9 +182,7 @@ class ChatSession:
             await asyncio.gather(self._turn_task, return_exceptions=True)
 
     def _rebuild_system_prompt(self) -> None:
-        catalog = (
-            self.mcp.system_catalog() if self.mcp is not None and hasattr(self.mcp, "system_catalog") else ""
-        )
+        catalog = self.mcp.system_catalog() if self.mcp is not None else ""
         self.system_prompt = build_system_prompt(
             cwd=self.cwd,
             model=self.provider.model,
@@ -191,6 +191,16 @@ class ChatSession:
             mcp_catalog=catalog,
             skill=self._skill,
         )
+
+    def use_provider(self, config: Config, provider: Provider, *, supports_vision: bool) -> None:
+        """Talk to another model from the next request on (the conversation stays)."""
+        self.config = config
+        self.provider = provider
+        self.ctx.config = config
+        self.ctx.provider = provider
+        self.ctx.supports_vision = supports_vision
+        self._rebuild_system_prompt()
+        self._emit_status()
 
     def _on_skill_loaded(self, name: str, content: str) -> None:
         self._skill = (name, content)
@@ -205,16 +215,12 @@ class ChatSession:
         return self.registry.TOOLS
 
     def _mcp_schemas(self) -> list[dict[str, Any]]:
-        if self.mcp is None or not hasattr(self.mcp, "tool_schemas"):
+        if self.mcp is None:
             return []
         return list(self.mcp.tool_schemas())
 
     def _setup_tool_search(self) -> None:
         if self.agent_kind != "main":
-            return
-        try:
-            from .tool_search import ToolSearchManager
-        except ImportError:
             return
         tools_cfg = self.config.tools
         manager = ToolSearchManager(
@@ -225,7 +231,7 @@ class ChatSession:
             max_results=tools_cfg.search_max_results,
         )
         self._tool_search = manager
-        self.ctx.state["tool_search"] = manager
+        self.ctx.tool_search = manager
 
     def _on_mcp_change(self) -> None:
         if self._tool_search is not None:
@@ -244,10 +250,8 @@ class ChatSession:
             if schema["function"]["name"] == name:
                 return schema
         if name == "tool_search" and self._tool_search is not None and self._tool_search.active:
-            from .tool_search import TOOL_SEARCH_SCHEMA
-
             return TOOL_SEARCH_SCHEMA
-        if self.mcp is not None and hasattr(self.mcp, "tool_schema"):
+        if self.mcp is not None:
             return self.mcp.tool_schema(name)
         return None
 
@@ -481,12 +485,10 @@ class ChatSession:
                 "cancelled",
             ):
                 continue
-            from ..executors.agents import plan_path
-
             goal = str(outcome.item.args.get("goal") or outcome.item.args.get("prompt") or "")
             plan_text = outcome.result.text
             while True:
-                path = plan_path(self.ctx)
+                path = self.ctx.plan_path()
                 plan_text = path.read_text(encoding="utf-8") if path.exists() else plan_text
                 self._set_state(SessionState.ATTENTION)
                 review = await self.ui.review_plan(plan_text, str(path))
@@ -504,9 +506,7 @@ class ChatSession:
             await self._append({"role": "user", "content": f"[plan review] {note}\n\nPlan file: {path}"})
 
     async def _refine_plan(self, goal: str, annotation: str) -> ToolResult:
-        from ..core.types import ExecContext
-
-        preparer = _preparers()["plan_agent"]
+        preparer = self.tools.preparers["plan_agent"]
         text = f"{goal}\n\nThe user annotated the previous plan; revise it accordingly:\n{annotation}"
         item = await preparer(self.ctx, f"plan_{uuid.uuid4().hex[:8]}", {"goal": text})
         if item.error or item.execute is None:
@@ -523,8 +523,8 @@ class ChatSession:
             self.config,
             self.provider,
             sub_ui,
+            tools=self.tools,
             storage=None,
-            registry=self.registry,
             mcp=self.mcp,
             cwd=self.cwd,
             agent_kind=kind,
@@ -616,11 +616,7 @@ class ChatSession:
         self.ui.on_state(state)
 
     def status(self) -> StatusInfo:
-        connected = total = 0
-        if self.mcp is not None and hasattr(self.mcp, "statuses"):
-            statuses = self.mcp.statuses()
-            total = len(statuses)
-            connected = sum(1 for s in statuses if str(getattr(s, "state", "")) == "connected")
+        connected, total = self.mcp.connected_count() if self.mcp is not None else (0, 0)
         return StatusInfo(
             model=self.provider.model,
             provider=self.provider.name,
@@ -691,30 +687,12 @@ def repair_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return repaired
 
 
-async def _memory_section(storage: Storage, session_id: str) -> str:
+async def _memory_section(memories: MemorySource, session_id: str) -> str:
     try:
-        from ..executors.memory import memory_prompt_section
-    except ImportError:
-        return ""
-    try:
-        return await memory_prompt_section(storage, session_id)
+        return await memories.prompt_section(session_id)
     except Exception:  # memories are a nicety; never block a session on them
         log.exception("could not load memories")
         return ""
-
-
-def _preparers() -> dict[str, Any]:
-    from ..executors.catalog import builtin_preparers
-
-    return builtin_preparers()
-
-
-def _mcp_preparer() -> Any:
-    try:
-        from ..executors.mcp_tools import prepare_mcp_tool
-    except ImportError:
-        return None
-    return prepare_mcp_tool
 
 
 def _is_json_object(text: str) -> bool:

@@ -14,8 +14,8 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from ..core.tools import Preparer, ToolContext, error_item, require_str
 from ..core.types import ExecContext, PreparedItem, ToolResult
-from .base import Preparer, ToolContext, error_item, require_str
 
 MAX_PROMPT_CHARS = 100_000
 MAX_PRIOR_PLAN_CHARS = 60_000
@@ -30,11 +30,6 @@ PLAN_INSTRUCTIONS = (
     "5. How to verify (tests and commands).\n"
     "Do not modify files. Your final message must be the complete plan and nothing else."
 )
-
-
-def plan_path(ctx: ToolContext) -> Path:
-    """Where this session's plan lives: ``<cwd>/.plan-<session_id>.md``."""
-    return ctx.cwd / f".plan-{ctx.session_id}.md"
 
 
 def _read_text(path: Path) -> str | None:
@@ -111,7 +106,7 @@ async def prepare_plan_agent(ctx: ToolContext, call_id: str, args: dict[str, Any
         return error_item(call_id, "plan_agent", args, problem)
     runner = ctx.run_subagent
     assert runner is not None
-    path = plan_path(ctx)
+    path = ctx.plan_path()
     refines = await asyncio.to_thread(path.is_file)
 
     async def execute(ectx: ExecContext) -> ToolResult:

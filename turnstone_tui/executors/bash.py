@@ -19,9 +19,10 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from ..core.child_env import scrubbed_env
+from ..core.tools import Preparer, ToolContext, error_item
 from ..core.truncate import HeadTailBuffer
 from ..core.types import ExecContext, PreparedItem, ToolResult
-from .base import Preparer, ToolContext, error_item, scrubbed_env
 from .bash_guard import MAX_COMMAND_CHARS, check_command
 from .proc_group import EmittingSink, RunOutcome, run_process
 

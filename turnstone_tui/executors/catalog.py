@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from functools import cache
 
-from .base import Preparer
+from ..core.tools import Preparer
 
 FAMILY_MODULES = (
     "bash",
@@ -21,6 +21,7 @@ FAMILY_MODULES = (
     "skill",
     "agents",
     "mcp_tools",
+    "tool_search",
 )
 
 
@@ -28,19 +29,9 @@ FAMILY_MODULES = (
 def builtin_preparers() -> dict[str, Preparer]:
     table: dict[str, Preparer] = {}
     for family in FAMILY_MODULES:
-        try:
-            module = importlib.import_module(f"{__package__}.{family}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__package__}.{family}":
-                raise
-            continue  # the registry test asserts every built-in tool has a preparer
+        module = importlib.import_module(f"{__package__}.{family}")
         for name, preparer in module.PREPARERS.items():
             if name in table:
                 raise RuntimeError(f"tool {name!r} is prepared by two families ({family})")
             table[name] = preparer
-    try:
-        from ..core import tool_search
-    except ImportError:
-        return table
-    table.update(tool_search.PREPARERS)
     return table

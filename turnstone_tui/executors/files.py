@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .base import Preparer
+from ..core.tools import Preparer
 from .files_edit import PREPARERS as _EDIT_PREPARERS
 from .files_read import PREPARERS as _READ_PREPARERS
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core.tools import Preparer, ToolContext, error_item, require_str
 from ..core.types import ExecContext, PreparedItem, ToolResult
-from .base import Preparer, ToolContext, error_item, require_str
 from .files_read import FileProblem, diff_stats, join_diff_lines, read_text, unified_diff
 
 NEW_FILE_PREVIEW_LINES = 400

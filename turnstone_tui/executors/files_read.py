@@ -14,8 +14,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..core.tools import Preparer, ToolContext, error_item, require_str
 from ..core.types import ExecContext, PreparedItem, ToolResult
-from .base import Preparer, ToolContext, error_item, require_str
 
 MAX_IMAGE_BYTES = 4 * 1024 * 1024
 MAX_LINE_CHARS = 2000  # longer lines (minified files) are cut in read_file output

@@ -16,9 +16,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ..core.child_env import scrubbed_env
+from ..core.tools import Preparer, ToolContext, error_item
 from ..core.truncate import HeadTailBuffer
 from ..core.types import ExecContext, PreparedItem, ToolResult
-from .base import Preparer, ToolContext, error_item, scrubbed_env
 from .math_sandbox import CPU_SECONDS, EXIT_REFUSED
 from .proc_group import BufferSink, RunOutcome, run_process
 

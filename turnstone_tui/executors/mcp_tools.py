@@ -11,9 +11,9 @@ import json
 from dataclasses import replace
 from typing import Any
 
+from ..core.tools import Preparer, ToolContext, error_item, require_str
 from ..core.truncate import truncate_output
 from ..core.types import ExecContext, PreparedItem, ToolResult
-from .base import Preparer, ToolContext, error_item, require_str
 
 MCP_PREFIX = "mcp__"
 

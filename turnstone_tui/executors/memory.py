@@ -18,8 +18,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..core.bm25 import BM25Index
+from ..core.tools import Preparer, ToolContext, error_item, require_str
 from ..core.types import ExecContext, PreparedItem, ToolResult
-from .base import Preparer, ToolContext, error_item, require_str
 
 if TYPE_CHECKING:
     from ..storage.db import Storage
@@ -94,6 +94,16 @@ async def memory_prompt_section(storage: Storage, session_id: str, limit: int = 
     if len(rows) > len(chosen):
         lines.append(f"({len(rows) - len(chosen)} more: memory action=search or list)")
     return "\n".join(lines)
+
+
+class StoredMemories:
+    """The memories saved in storage, as a session's MemorySource."""
+
+    def __init__(self, storage: Storage) -> None:
+        self.storage = storage
+
+    async def prompt_section(self, session_id: str) -> str:
+        return await memory_prompt_section(self.storage, session_id)
 
 
 def _validate(args: dict[str, Any]) -> str | None:

@@ -10,7 +10,7 @@
 - At most 5 notifications per turn, counted on success only (``ctx.notify_sent_this_turn``; the
   session resets it at the start of each turn).
 
-Tests shorten the retry delays through ``ToolContext.state["notify_retry_delays"]``.
+Tests shorten the retry delays through ``ToolContext.notify_retry_delays``.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from typing import Any
 
 import httpx
 
+from ..core.tools import Preparer, ToolContext, error_item, require_str
 from ..core.types import ExecContext, PreparedItem, ToolResult
-from .base import Preparer, ToolContext, error_item, require_str
 
 MAX_MESSAGE_CHARS = 2000
 MAX_PER_TURN = 5
@@ -31,7 +31,7 @@ OPTIONAL_FIELDS = ("title", "username", "channel_type", "channel_id")
 
 
 def _retry_delays(ctx: ToolContext) -> tuple[float, ...]:
-    delays = ctx.state.get("notify_retry_delays")
+    delays = ctx.notify_retry_delays
     return tuple(float(d) for d in delays) if delays is not None else RETRY_DELAYS
 
 
@@ -75,18 +75,17 @@ async def prepare_notify(ctx: ToolContext, call_id: str, args: dict[str, Any]) -
 
     async def execute(ectx: ExecContext) -> ToolResult:
         # Calls of one batch run concurrently: count the ones still in flight against the limit too.
-        in_flight = int(ctx.state.get("notify_in_flight", 0))
-        if ctx.notify_sent_this_turn + in_flight >= MAX_PER_TURN:
+        if ctx.notify_sent_this_turn + ctx.notify_in_flight >= MAX_PER_TURN:
             return ToolResult(
                 f"notify refused: at most {MAX_PER_TURN} notifications per turn "
                 f"({ctx.notify_sent_this_turn} already sent)",
                 is_error=True,
             )
-        ctx.state["notify_in_flight"] = in_flight + 1
+        ctx.notify_in_flight += 1
         try:
             return await _deliver()
         finally:
-            ctx.state["notify_in_flight"] = int(ctx.state.get("notify_in_flight", 1)) - 1
+            ctx.notify_in_flight -= 1
 
     async def _deliver() -> ToolResult:
         if not url:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from ..core.tools import Preparer, ToolContext, error_item, require_str
 from ..core.types import ExecContext, PreparedItem, ToolResult
-from .base import Preparer, ToolContext, error_item, require_str
 
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 100

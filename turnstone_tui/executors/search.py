@@ -11,9 +11,10 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from ..core.child_env import scrubbed_env
+from ..core.tools import Preparer, ToolContext, error_item, require_str
 from ..core.truncate import HeadTailBuffer
 from ..core.types import ExecContext, PreparedItem, ToolResult
-from .base import Preparer, ToolContext, error_item, require_str, scrubbed_env
 from .proc_group import BufferSink, run_process
 
 MAX_MATCH_LINES = 500

@@ -35,8 +35,8 @@ from typing import Any
 
 from ..config import config_dir
 from ..core.bm25 import BM25Index
+from ..core.tools import Preparer, ToolContext, error_item, require_str
 from ..core.types import ExecContext, PreparedItem, ToolResult
-from .base import Preparer, ToolContext, error_item, require_str
 
 log = logging.getLogger(__name__)
 
@@ -85,8 +85,7 @@ class Skill:
 
 
 def skills_dir(ctx: ToolContext) -> Path:
-    override = ctx.state.get("skills_dir")
-    return Path(override) if override else config_dir() / "skills"
+    return Path(ctx.skills_dir) if ctx.skills_dir else config_dir() / "skills"
 
 
 def _unquote(value: str) -> str:

@@ -10,7 +10,7 @@ Rules:
   name again, so DNS rebinding cannot swap in another address between check and connect.
 
 The only way past the guard is ``allow_hosts``: a set of exact ``host:port`` strings that the
-test-suite passes through ``ToolContext.state["web_allow_hosts"]`` (no config option sets it).
+test-suite passes through ``ToolContext.web_allow_hosts`` (no config option sets it).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""watch: create / list / cancel polled shell commands (the polling itself is core/watch_runner.py).
+"""watch: create / list / cancel polled shell commands (the polling itself is watch_runner.py).
 
 Limits: 5 active watches per session, poll interval 10 s to 24 h, duplicate names refused within
 a session, max_polls 1..10,000 (default 100). ``stop_on`` is checked by watch_expr at prepare, so
@@ -12,8 +12,8 @@ import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from ..core.tools import Preparer, ToolContext, error_item, require_str
 from ..core.types import ExecContext, PreparedItem, ToolResult
-from .base import Preparer, ToolContext, error_item, require_str
 from .watch_expr import WatchExprError, compile_condition
 
 if TYPE_CHECKING:
@@ -136,9 +136,8 @@ async def _prepare_create(ctx: ToolContext, call_id: str, args: dict[str, Any]) 
                 "created": now,
             }
         )
-        runner = ctx.state.get("watch_runner")
-        if runner is not None and hasattr(runner, "wake"):
-            runner.wake()
+        if ctx.watches is not None:
+            ctx.watches.wake()
         what = f"until {stop_on}" if stop_on else "until its output changes"
         return ToolResult(
             f"Watch {name!r} (id {watch_id}) created: `{command}` every {format_duration(poll_every)} {what}, "

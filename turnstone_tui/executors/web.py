@@ -18,9 +18,9 @@ from urllib.parse import urljoin
 import html2text
 import httpx
 
+from ..core.provider import ContentDelta, ModelRequest, ProviderError
+from ..core.tools import Preparer, ToolContext, error_item, require_str
 from ..core.types import ExecContext, PreparedItem, ToolResult
-from ..providers.base import ContentDelta, ModelRequest, ProviderError
-from .base import Preparer, ToolContext, error_item, require_str
 from .ssrf import SsrfError, Target, check_url
 
 MAX_REDIRECTS = 5
@@ -49,8 +49,7 @@ class FetchError(Exception):
 
 def _allow_hosts(ctx: ToolContext) -> frozenset[str]:
     # Test seam only: a set of exact "host:port" strings the SSRF guard lets through.
-    allowed = ctx.state.get("web_allow_hosts")
-    return frozenset(allowed) if allowed else frozenset()
+    return frozenset(ctx.web_allow_hosts)
 
 
 def _page_char_limit(ctx: ToolContext) -> int:
@@ -162,7 +161,7 @@ async def prepare_web_fetch(ctx: ToolContext, call_id: str, args: dict[str, Any]
             call_id, "web_fetch", args, f"refused {url!r}: only http:// and https:// URLs can be fetched"
         )
     allow = _allow_hosts(ctx)
-    time_limit = float(ctx.state.get("web_fetch_timeout", FETCH_TIMEOUT))
+    time_limit = float(ctx.web_fetch_timeout or FETCH_TIMEOUT)
 
     async def execute(ectx: ExecContext) -> ToolResult:
         try:
@@ -247,7 +246,7 @@ async def prepare_web_search(ctx: ToolContext, call_id: str, args: dict[str, Any
     topic = args.get("topic", "general")
     if topic not in ("general", "news", "finance"):
         return error_item(call_id, "web_search", args, "topic must be general, news or finance")
-    base_url = str(ctx.state.get("tavily_base_url") or TAVILY_URL)
+    base_url = ctx.tavily_base_url or TAVILY_URL
 
     async def execute(ectx: ExecContext) -> ToolResult:
         key = tavily_key(ctx)

@@ -17,8 +17,8 @@ from typing import Any
 
 import mcp_types as mt
 
+from ..core.mcp_bridge import PromptArgumentInfo, PromptInfo, ResourceInfo, ToolInfo
 from ..core.types import ToolResult
-from .status import PromptArgumentInfo, PromptInfo, ResourceInfo, ToolInfo
 
 PREFIX = "mcp__"
 SEPARATOR = "__"

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import TextIO
 
 from ..config import Config, ConfigError
+from ..core.mcp_bridge import ServerState, ServerStatus
 from .manager import McpManager
-from .status import ServerState, ServerStatus
 
 
 def _cell(text: str) -> str:

@@ -1,6 +1,6 @@
 """McpManager: every configured MCP server, seen as one tool/resource/prompt provider.
 
-It implements ``executors.base.McpBridge`` for the tool executors, and offers the UI a snapshot
+It implements ``core.mcp_bridge.McpBridge`` for the tool executors, and offers the UI a snapshot
 (``statuses()``) plus change events (``add_listener``). Lists are rebuilt copy-on-write: a list
 returned by ``tool_schemas()`` is never mutated afterwards, so a session may keep it.
 """
@@ -16,14 +16,23 @@ from typing import Any
 from mcp.shared.uri_template import InvalidUriTemplate, UriTemplate
 
 from ..config import Config
+from ..core.mcp_bridge import (
+    EventKind,
+    McpEvent,
+    McpListener,
+    McpPromptRef,
+    PromptInfo,
+    ResourceInfo,
+    ServerState,
+    ServerStatus,
+    ToolInfo,
+)
 from ..core.types import ToolResult
-from ..executors.base import McpPromptRef
 from . import convert
 from .asks import ServerAsks
 from .client_side import ClientSide, LogEntry, Sampler
 from .config import ServerConfig, load_server_configs
 from .server_conn import McpCallError, ProgressFn, ServerConnection
-from .status import EventKind, McpEvent, PromptInfo, ResourceInfo, ServerState, ServerStatus, ToolInfo
 
 __all__ = ["McpManager", "McpEvent", "ServerState", "ServerStatus"]
 
@@ -34,7 +43,7 @@ logging.getLogger("mcp").addHandler(logging.NullHandler())
 CATALOG_MAX_RESOURCES = 50
 CATALOG_MAX_PROMPTS = 30
 
-Listener = Callable[[McpEvent], None]
+Listener = McpListener
 
 
 class McpManager:

@@ -31,11 +31,19 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from ..executors.base import scrubbed_env
+from ..core.child_env import scrubbed_env
+from ..core.mcp_bridge import (
+    EventKind,
+    ProgressInfo,
+    PromptInfo,
+    ResourceInfo,
+    ServerState,
+    ServerStatus,
+    ToolInfo,
+)
 from . import convert
 from .client_side import ClientSide
 from .config import ServerConfig
-from .status import EventKind, ProgressInfo, PromptInfo, ResourceInfo, ServerState, ServerStatus, ToolInfo
 
 log = logging.getLogger(__name__)
 

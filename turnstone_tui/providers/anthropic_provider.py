@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import anthropic
 import httpx2
 
-from .base import (
+from ..core.provider import (
     ContentDelta,
     ModelRequest,
     ProviderError,
@@ -24,8 +24,8 @@ from .base import (
     StreamEvent,
     ToolCallDelta,
     UsageUpdate,
-    cited_sources,
 )
+from .citations import cited_sources
 from .retry import (
     RetryPolicy,
     provider_settings,

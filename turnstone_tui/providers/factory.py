@@ -5,8 +5,8 @@ from __future__ import annotations
 import copy
 
 from ..config import Config, ConfigError
+from ..core.provider import Provider, ProviderError
 from .anthropic_provider import AnthropicProvider
-from .base import Provider, ProviderError
 from .openai_provider import OpenAIProvider
 
 HOSTED_HOSTS = ("api.openai.com", "api.anthropic.com")

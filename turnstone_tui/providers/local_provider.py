@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from turnstone_tui.config import Config, default_config_path
-from turnstone_tui.providers.base import (
+from turnstone_tui.core.provider import (
     ContentDelta,
     ModelRequest,
     ProviderError,

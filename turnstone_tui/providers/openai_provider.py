@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import httpx2
 import openai
 
-from .base import (
+from ..core.provider import (
     ContentDelta,
     ModelRequest,
     ProviderError,
@@ -22,8 +22,8 @@ from .base import (
     StreamEvent,
     ToolCallDelta,
     UsageUpdate,
-    cited_sources,
 )
+from .citations import cited_sources
 from .retry import (
     RetryPolicy,
     provider_settings,

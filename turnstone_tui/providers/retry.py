@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .base import ProviderError, StreamEvent, UsageUpdate
+from ..core.provider import ProviderError, StreamEvent, UsageUpdate
 
 if TYPE_CHECKING:
     from ..config import Config

@@ -1,32 +1,60 @@
-"""What every tool family gets from the session, and the shape of a family's prepare function.
+"""The tool contract: what every tool family gets from the session, and what it hands back.
 
 A family module (``executors/bash.py``, ``executors/files.py`` ...) exposes
 ``PREPARERS: dict[str, Preparer]``. A preparer is pure (no side effects): it validates the
 arguments and returns a PreparedItem whose ``execute`` does the work after approval.
-Errors are values: a preparer returns ``PreparedItem(error=...)``; an executor returns
+Errors are values: a preparer returns ``error_item(...)``; an executor returns
 ``ToolResult(text, is_error=True)``. Neither raises for bad input.
+
+The engine owns this contract; ``turnstone_tui.executors`` implements it and ``runtime.py``
+hands the session its ``ToolTable``.
 """
 
 from __future__ import annotations
 
-import os
-import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..core.types import PreparedItem, ToolResult
+from .types import PreparedItem, ToolResult
 
 if TYPE_CHECKING:
     from ..config import Config
-    from ..core.protocol import SessionUI
-    from ..core.registry import ToolRegistry
-    from ..providers.base import Provider
     from ..storage.db import Storage
+    from .mcp_bridge import McpBridge
+    from .protocol import SessionUI
+    from .provider import Provider
+    from .registry import ToolRegistry
+    from .tool_search import ToolSearchManager
 
 
 Preparer = Callable[["ToolContext", str, dict[str, Any]], Awaitable[PreparedItem]]
+# Prepares any ``mcp__<server>__<tool>`` call: (ctx, call_id, qualified name, args).
+McpPreparer = Callable[["ToolContext", str, str, dict[str, Any]], Awaitable[PreparedItem]]
+# Runs a sub-agent: (kind "task"|"plan", prompt) -> its answer.
+SubagentRunner = Callable[[str, str], Awaitable[ToolResult]]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolTable:
+    """The built-in tools a session offers: their definitions and the functions that prepare them."""
+
+    registry: ToolRegistry
+    preparers: Mapping[str, Preparer]
+    mcp_preparer: McpPreparer | None = None
+
+
+class WatchScheduler(Protocol):
+    """The watch runner as the watch tool sees it: poll again now (a watch was added)."""
+
+    def wake(self) -> None: ...
+
+
+class MemorySource(Protocol):
+    """The saved memories a main session puts in its system prompt."""
+
+    async def prompt_section(self, session_id: str) -> str: ...
 
 
 @dataclass(slots=True)
@@ -77,31 +105,6 @@ class ReadTracker:
         self._stamps.pop(path.resolve(), None)
 
 
-@dataclass(frozen=True, slots=True)
-class McpPromptRef:
-    """An MCP prompt that needs no arguments, which the skill tool offers as a skill."""
-
-    name: str  # the server's own prompt name: the skill's name
-    qualified_name: str  # mcp__<server>__<prompt>, what get_prompt takes
-    server: str
-    description: str
-
-
-class McpBridge(Protocol):
-    """What executors need from the MCP client (implemented by turnstone_tui.mcp)."""
-
-    async def call_tool(self, qualified_name: str, arguments: dict[str, Any]) -> ToolResult: ...
-    async def read_resource(self, uri: str) -> ToolResult: ...
-    async def get_prompt(self, qualified_name: str, arguments: dict[str, str]) -> ToolResult: ...
-    def has_tool(self, qualified_name: str) -> bool: ...
-    def tool_schema(self, qualified_name: str) -> dict[str, Any] | None: ...
-    def skill_prompts(self) -> list[McpPromptRef]: ...
-
-
-# Agent kinds for ToolContext.run_subagent
-SubagentRunner = Callable[[str, str], Awaitable[ToolResult]]  # (kind "task"|"plan", prompt) -> result
-
-
 @dataclass
 class ToolContext:
     config: Config
@@ -117,49 +120,27 @@ class ToolContext:
     # "main" for the top-level session, "task" / "plan" inside a sub-agent.
     agent_kind: str = "main"
     run_subagent: SubagentRunner | None = None
-    # Per-turn counters and session state that tools may read or change.
+    # Per-turn counters and session state that tools read or change.
     notify_sent_this_turn: int = 0
+    notify_in_flight: int = 0  # notify calls of the running batch still delivering
     active_skill: str | None = None
     on_skill_loaded: Callable[[str, str], None] | None = None  # (name, content)
-    # Extra state a tool family wants to keep per session (keyed by family name).
-    state: dict[str, Any] = field(default_factory=dict)
+    tool_search: ToolSearchManager | None = None  # set by a main session
+    watches: WatchScheduler | None = None  # the runtime's watch runner
+    # Settings no config option sets (tests point them at local servers and scratch dirs).
+    web_allow_hosts: frozenset[str] = frozenset()  # exact "host:port"s the SSRF guard lets through
+    web_fetch_timeout: float | None = None  # seconds; None: web.FETCH_TIMEOUT
+    tavily_base_url: str | None = None  # None: web.TAVILY_URL
+    skills_dir: Path | None = None  # None: <config dir>/skills
+    notify_retry_delays: tuple[float, ...] | None = None  # None: notify.RETRY_DELAYS
 
     def resolve(self, path: str) -> Path:
         p = Path(path).expanduser()
         return p if p.is_absolute() else (self.cwd / p)
 
-
-# --- helpers every family uses -----------------------------------------------------------
-
-_SECRET_NAME = re.compile(
-    r"(_KEY|_SECRET|_TOKEN|_PASSWORD|_PASSWD|_CREDENTIALS?)$|^(API_KEY|TOKEN|SECRET|PASSWORD)$", re.I
-)
-_PROVIDER_KEYS = frozenset(
-    {
-        "OPENAI_API_KEY",
-        "ANTHROPIC_API_KEY",
-        "TAVILY_API_KEY",
-        "GITHUB_TOKEN",
-        "GH_TOKEN",
-        "HF_TOKEN",
-        "AWS_SECRET_ACCESS_KEY",
-        "AWS_SESSION_TOKEN",
-        "GOOGLE_API_KEY",
-        "AZURE_OPENAI_API_KEY",
-    }
-)
-
-
-def is_secret_env_name(name: str) -> bool:
-    return name.upper() in _PROVIDER_KEYS or bool(_SECRET_NAME.search(name))
-
-
-def scrubbed_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The process environment without secrets, for every subprocess a tool starts."""
-    env = {k: v for k, v in os.environ.items() if not is_secret_env_name(k)}
-    if extra:
-        env.update(extra)
-    return env
+    def plan_path(self) -> Path:
+        """Where this session's plan lives: ``<cwd>/.plan-<session_id>.md``."""
+        return self.cwd / f".plan-{self.session_id}.md"
 
 
 def error_item(call_id: str, func_name: str, args: dict[str, Any], message: str) -> PreparedItem:

@@ -1,4 +1,6 @@
-"""What every model provider yields, and the request it takes.
+"""The provider contract: what every model provider yields, and the request it takes.
+
+The engine owns this contract; ``turnstone_tui.providers`` implements it.
 
 Messages are kept in OpenAI Chat Completions shape everywhere in the engine
 (``{"role": ..., "content": ..., "tool_calls": [...], "tool_call_id": ...}``); a provider that
@@ -44,12 +46,6 @@ class StreamDone:
 
 
 StreamEvent = ContentDelta | ReasoningDelta | ToolCallDelta | UsageUpdate | StreamDone
-
-
-def cited_sources(sources: dict[str, str]) -> ContentDelta:
-    """The pages a provider-side web search cited (url -> title), as links after the answer."""
-    links = "\n".join(f"- [{title}]({url})" for url, title in sources.items())
-    return ContentDelta(f"\n\nSources:\n\n{links}\n")
 
 
 @dataclass(slots=True)

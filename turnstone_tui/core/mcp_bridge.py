@@ -1,10 +1,17 @@
-"""What the UI and the sessions can see of each MCP server: state, lists, events."""
+"""The MCP contract: what the engine, the tools and the UI can see of and ask from MCP servers.
+
+``turnstone_tui.mcp.manager.McpManager`` implements ``McpBridge``; the session, the tool
+executors and the MCP panel are typed against this module only (no probing with hasattr).
+"""
 
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
+
+from .types import ToolResult
 
 
 class ServerState(enum.StrEnum):
@@ -108,3 +115,48 @@ class McpEvent:
     added: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
     log: Any = None  # kind "log": the client_side.LogEntry
+
+
+McpListener = Callable[[McpEvent], None]
+
+
+@dataclass(frozen=True, slots=True)
+class McpPromptRef:
+    """An MCP prompt that needs no arguments, which the skill tool offers as a skill."""
+
+    name: str  # the server's own prompt name: the skill's name
+    qualified_name: str  # mcp__<server>__<prompt>, what get_prompt takes
+    server: str
+    description: str
+
+
+class McpBridge(Protocol):
+    """Every configured MCP server as one source of tools, resources and prompts."""
+
+    # --- observation (sessions, status bar, MCP panel) ---
+    def statuses(self) -> list[ServerStatus]: ...
+    def status(self, server: str) -> ServerStatus | None: ...
+    def connected_count(self) -> tuple[int, int]: ...
+    def add_listener(self, cb: McpListener) -> Callable[[], None]: ...
+
+    # --- what the model is offered ---
+    def tool_schemas(self) -> list[dict[str, Any]]: ...
+    def tool_schema(self, qualified_name: str) -> dict[str, Any] | None: ...
+    def system_catalog(self) -> str: ...
+    def describe_tools(self) -> str: ...
+
+    # --- lookups for the tool executors ---
+    def has_tool(self, qualified_name: str) -> bool: ...
+    def tool_server(self, qualified_name: str) -> tuple[str, str] | None: ...
+    def has_prompt(self, qualified_name: str) -> bool: ...
+    def resource_server(self, uri: str) -> str | None: ...
+    def skill_prompts(self) -> list[McpPromptRef]: ...
+
+    # --- calls ---
+    async def call_tool(self, qualified_name: str, arguments: dict[str, Any]) -> ToolResult: ...
+    async def read_resource(self, uri: str) -> ToolResult: ...
+    async def get_prompt(self, qualified_name: str, arguments: dict[str, str]) -> ToolResult: ...
+
+    # --- lifecycle ---
+    async def refresh(self, server: str | None = None) -> str: ...
+    async def aclose(self) -> None: ...

@@ -29,10 +29,10 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..executors.base import scrubbed_env
-from ..executors.proc_group import BufferSink, run_process
-from ..executors.watch_expr import Condition, WatchExprError, compile_condition, poll_variables
-from .truncate import HeadTailBuffer
+from ..core.child_env import scrubbed_env
+from ..core.truncate import HeadTailBuffer
+from .proc_group import BufferSink, run_process
+from .watch_expr import Condition, WatchExprError, compile_condition, poll_variables
 
 if TYPE_CHECKING:
     from ..storage.db import Storage
