@@ -118,7 +118,7 @@ class Runtime:
         if options.start_mcp:
             mcp = await _start_mcp(config, options.mcp_config_path, options.cwd)
         runtime = cls(config, storage, provider, mcp=mcp, registry=registry, options=options)
-        if mcp is not None and hasattr(mcp, "set_sampler"):
+        if mcp is not None:
             mcp.set_sampler(runtime.sample_for_mcp)
         if options.start_watches:
             runtime._start_watch_runner()

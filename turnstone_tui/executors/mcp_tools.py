@@ -60,11 +60,9 @@ async def prepare_mcp_tool(ctx: ToolContext, call_id: str, name: str, args: dict
     if not isinstance(args, dict):
         return error_item(call_id, name, {}, f"arguments for '{name}' must be a JSON object")
     server, tool = parts
-    located = getattr(mcp, "tool_server", None)
-    if callable(located):
-        found = located(name)
-        if found:
-            server, tool = found
+    found = mcp.tool_server(name)
+    if found:
+        server, tool = found
 
     async def execute(ectx: ExecContext) -> ToolResult:
         return _truncated(ctx, await mcp.call_tool(name, args))
@@ -89,8 +87,7 @@ async def prepare_read_resource(ctx: ToolContext, call_id: str, args: dict[str, 
     mcp = ctx.mcp
     if mcp is None:
         return error_item(call_id, "read_resource", args, _no_mcp("resource", uri))
-    locate = getattr(mcp, "resource_server", None)
-    server = locate(uri) if callable(locate) else "?"
+    server = mcp.resource_server(uri)
     if server is None:
         return error_item(call_id, "read_resource", args, f"no MCP server provides resource '{uri}'")
 
@@ -101,7 +98,7 @@ async def prepare_read_resource(ctx: ToolContext, call_id: str, args: dict[str, 
         call_id=call_id,
         func_name="read_resource",
         args=args,
-        header=f"read_resource: {uri}" + (f" (mcp: {server})" if server != "?" else ""),
+        header=f"read_resource: {uri} (mcp: {server})",
         preview=uri,
         preview_kind="text",
         needs_approval=True,
@@ -143,8 +140,7 @@ async def prepare_use_prompt(ctx: ToolContext, call_id: str, args: dict[str, Any
     mcp = ctx.mcp
     if mcp is None:
         return error_item(call_id, "use_prompt", args, _no_mcp("prompt", name))
-    has_prompt = getattr(mcp, "has_prompt", None)
-    if callable(has_prompt) and not has_prompt(name):
+    if not mcp.has_prompt(name):
         return error_item(call_id, "use_prompt", args, f"no MCP server provides prompt '{name}'")
 
     async def execute(ectx: ExecContext) -> ToolResult:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import shlex
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import PurePath
-from typing import Any, Protocol
+from typing import Any
 
 from rich.style import Style as RichStyle
 from rich.text import Text, TextType
@@ -27,35 +27,26 @@ from textual.timer import Timer
 from textual.widgets import Static, Tree
 from textual.widgets.tree import TreeNode
 
+from ..core.mcp_bridge import McpBridge, ServerStatus
 from . import clock
 
 NodeData = tuple[str, str, str]  # (kind, server name, entry name: a tool, resource URI or prompt; else "")
 
 
-class ManagerLike(Protocol):
-    """What the panel needs from `turnstone_tui.mcp.manager.McpManager`."""
-
-    def statuses(self) -> Sequence[Any]: ...
-    def add_listener(self, cb: Callable[[Any], None]) -> Callable[[], None]: ...
-    async def refresh(self, server: str | None = None) -> str: ...
+def _state(status: ServerStatus) -> str:
+    return status.state.value
 
 
-def _state(status: Any) -> str:
-    state = getattr(status, "state", "disconnected")
-    return str(getattr(state, "value", state))
+def _tool_names(status: ServerStatus) -> list[str]:
+    return [t.name for t in status.tools]
 
 
-def _names(entries: Sequence[Any], *attrs: str) -> list[str]:
-    names: list[str] = []
-    for entry in entries or ():
-        for attr in attrs:
-            value = entry.get(attr) if isinstance(entry, dict) else getattr(entry, attr, None)
-            if value:
-                names.append(str(value))
-                break
-        else:
-            names.append(str(entry))
-    return names
+def _resource_uris(status: ServerStatus) -> list[str]:
+    return [r.uri for r in status.resources]
+
+
+def _prompt_names(status: ServerStatus) -> list[str]:
+    return [p.name for p in status.prompts]
 
 
 def short_target(target: str) -> str:
@@ -75,10 +66,10 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
-def server_label(status: Any) -> Content:
+def server_label(status: ServerStatus) -> Content:
     """``● name  3 tools · 2 resources · 1 prompt`` (or the failure reason)."""
     state = _state(status)
-    name = str(getattr(status, "name", "?"))
+    name = status.name
     if state == "connecting":
         icon = (clock.spinner_frame(), "$text-accent")
     elif state == "connected":
@@ -91,9 +82,9 @@ def server_label(status: Any) -> Content:
     if state == "connected":
         counts = " · ".join(
             (
-                _plural(len(getattr(status, "tools", ()) or ()), "tool"),
-                f"{len(getattr(status, 'resources', ()) or ())} res",
-                _plural(len(getattr(status, "prompts", ()) or ()), "prompt"),
+                _plural(len(status.tools), "tool"),
+                f"{len(status.resources)} res",
+                _plural(len(status.prompts), "prompt"),
             )
         )
         parts.append((f"  {counts}", "$text-muted"))
@@ -104,38 +95,44 @@ def server_label(status: Any) -> Content:
     return Content.assemble(*parts)
 
 
-def entry_detail(status: Any, kind: str, entry: str) -> Content:
+def entry_detail(status: ServerStatus, kind: str, entry: str) -> Content:
     """What the detail area shows for a selected tool, resource or prompt: its description."""
-    lists = {
-        "tools": (getattr(status, "tools", ()), "name"),
-        "resources": (getattr(status, "resources", ()), "uri"),
-        "prompts": (getattr(status, "prompts", ()), "name"),
-    }
-    entries, key = lists.get(kind, ((), "name"))
-    found = next((e for e in entries or () if str(getattr(e, key, "")) == entry), None)
     parts: list[tuple[str, str] | str] = [(entry, "bold")]
-    if kind == "resources" and found is not None and getattr(found, "name", "") not in ("", entry):
-        parts.append((f"  {found.name}", "$text-muted"))
-    description = str(getattr(found, "description", "") or "").strip()
+    description = ""
+    extra: str | None = None
+    if kind == "tools":
+        tool = next((t for t in status.tools if t.name == entry), None)
+        if tool is not None:
+            description = tool.description
+            properties = (tool.input_schema or {}).get("properties") or {}
+            extra = f"args: {', '.join(properties)}" if properties else None
+    elif kind == "resources":
+        resource = next((r for r in status.resources if r.uri == entry), None)
+        if resource is not None:
+            if resource.name not in ("", entry):
+                parts.append((f"  {resource.name}", "$text-muted"))
+            description = resource.description
+    elif kind == "prompts":
+        prompt = next((p for p in status.prompts if p.name == entry), None)
+        if prompt is not None:
+            description = prompt.description
+            extra = f"args: {', '.join(a.name for a in prompt.arguments)}" if prompt.arguments else None
+    description = (description or "").strip()
     parts.append("\n" + description if description else ("\nno description", "$text-muted"))
-    if kind == "tools" and found is not None:
-        properties = (getattr(found, "input_schema", None) or {}).get("properties") or {}
-        if properties:
-            parts.append((f"\nargs: {', '.join(properties)}", "$text-muted"))
-    elif kind == "prompts" and found is not None and getattr(found, "arguments", ()):
-        parts.append((f"\nargs: {', '.join(a.name for a in found.arguments)}", "$text-muted"))
+    if extra:
+        parts.append((f"\n{extra}", "$text-muted"))
     return Content.assemble(*parts)
 
 
-def _signature(status: Any) -> tuple[Any, ...]:
+def _signature(status: ServerStatus) -> tuple[Any, ...]:
     return (
         _state(status),
-        getattr(status, "error", None),
-        tuple(_names(getattr(status, "tools", ()), "name")),
-        tuple(_names(getattr(status, "resources", ()), "uri")),
-        tuple(_names(getattr(status, "prompts", ()), "name")),
-        getattr(status, "transport", ""),
-        getattr(status, "target", ""),
+        status.error,
+        tuple(_tool_names(status)),
+        tuple(_resource_uris(status)),
+        tuple(_prompt_names(status)),
+        status.transport,
+        status.target,
     )
 
 
@@ -238,7 +235,7 @@ class McpPanel(Vertical, can_focus=False):
 
     def __init__(
         self,
-        manager: ManagerLike | None,
+        manager: McpBridge | None,
         *,
         id: str | None = None,
         classes: str | None = None,
@@ -252,7 +249,7 @@ class McpPanel(Vertical, can_focus=False):
         self._detail = Static("", id="mcp-detail", markup=False)
         self._server_nodes: dict[str, TreeNode[NodeData]] = {}
         self._signatures: dict[str, tuple[Any, ...]] = {}
-        self._statuses: dict[str, Any] = {}
+        self._statuses: dict[str, ServerStatus] = {}
         self._remove_listener: Callable[[], None] | None = None
         self._sync_scheduled = False
         self._thread_id = threading.get_ident()
@@ -300,7 +297,7 @@ class McpPanel(Vertical, can_focus=False):
         statuses = list(self.manager.statuses()) if self.manager is not None else []
         seen: set[str] = set()
         for status in statuses:
-            name = str(getattr(status, "name", "?"))
+            name = status.name
             seen.add(name)
             self._statuses[name] = status
             node = self._server_nodes.get(name)
@@ -329,27 +326,27 @@ class McpPanel(Vertical, can_focus=False):
         elif not self._hint.content:
             self._hint.update(Content.styled("r refresh · R all · c reconnect", "$text-muted"))
 
-    def _fill_server(self, node: TreeNode[NodeData], status: Any) -> None:
-        name = str(getattr(status, "name", "?"))
+    def _fill_server(self, node: TreeNode[NodeData], status: ServerStatus) -> None:
+        name = status.name
         expanded_sections = {
             str(child.label.plain).split(" ", 1)[0] for child in node.children if child.is_expanded
         }
         node.remove_children()
         state = _state(status)
-        error = getattr(status, "error", None)
+        error = status.error
         if state == "failed" and error:
             reason = " ".join(str(error).split())  # one line; the detail below shows it whole
             node.add_leaf(Content.styled(f"⚠ {reason}", "$text-error"), data=("error", name, ""))
-        target = short_target(str(getattr(status, "target", "") or ""))
-        transport = getattr(status, "transport", "")
+        target = short_target(status.target or "")
+        transport = status.transport
         if target or transport:
             node.add_leaf(
                 Content.styled(f"{transport} {target}".strip(), "$text-muted"), data=("info", name, "")
             )
         sections = (
-            ("Tools", _names(getattr(status, "tools", ()), "name")),
-            ("Resources", _names(getattr(status, "resources", ()), "uri")),
-            ("Prompts", _names(getattr(status, "prompts", ()), "name")),
+            ("Tools", _tool_names(status)),
+            ("Resources", _resource_uris(status)),
+            ("Prompts", _prompt_names(status)),
         )
         for title, names in sections:
             if not names:
@@ -377,12 +374,10 @@ class McpPanel(Vertical, can_focus=False):
         state = _state(status)
         style = {"connected": "$text-success", "failed": "$text-error"}.get(state, "$text-muted")
         parts: list[tuple[str, str] | str] = [(str(name), "bold"), " ", (state, style)]
-        error = getattr(status, "error", None)
-        if error:
-            parts.append(("\n" + str(error), "$text-error"))
-        target = getattr(status, "target", "")
-        if target:
-            parts.append((f"\n{getattr(status, 'transport', '')} {short_target(str(target))}", "$text-muted"))
+        if status.error:
+            parts.append(("\n" + status.error, "$text-error"))
+        if status.target:
+            parts.append((f"\n{status.transport} {short_target(status.target)}", "$text-muted"))
         self._detail.update(Content.assemble(*parts))
         self._detail.display = True
 
@@ -421,11 +416,8 @@ class McpPanel(Vertical, can_focus=False):
     async def _refresh(self, server: str | None, verb: str) -> None:
         assert self.manager is not None
         try:
-            reconnect = getattr(self.manager, "reconnect", None)
-            if verb == "reconnect" and server is not None and callable(reconnect):
-                report = str(await reconnect(server))
-            else:
-                report = await self.manager.refresh(server)
+            # refresh reconnects a failed or disconnected server
+            report = await self.manager.refresh(server)
         except Exception as exc:  # a failing server must not take the panel down
             report = f"MCP {verb} failed: {exc}"
         self.refresh_count += 1
