@@ -29,7 +29,7 @@ from textual import events  # noqa: E402
 from tests.helpers.model_server import Reply, ScriptedModelServer  # noqa: E402
 from tests.helpers.scripted_config import scripted_config  # noqa: E402
 from turnstone_tui.app.app import TurnstoneApp  # noqa: E402
-from turnstone_tui.core.types import ToolResult  # noqa: E402
+from turnstone_tui.core.types import ProcessOutcome, ToolResult  # noqa: E402
 from turnstone_tui.runtime import Runtime, RuntimeOptions  # noqa: E402
 from turnstone_tui.widgets.tool_card import ToolCard  # noqa: E402
 
@@ -105,7 +105,7 @@ async def bench_direct(server: ScriptedModelServer, tmp: Path) -> dict[str, floa
                 panes.write("direct", str(i), "stdout")
                 if i % 5000 == 0:
                     await asyncio.sleep(0)  # a producer yields like a subprocess reader does
-            lines = panes.finish("direct", ToolResult("[exit code: 0]"))
+            lines = panes.finish("direct", ToolResult("[exit code: 0]", process=ProcessOutcome(0)))
             await pilot.pause()
             elapsed = time.monotonic() - started
             return {"direct_seconds": elapsed, "direct_ok": float(lines[-1] == str(LINES))}

@@ -11,6 +11,7 @@ import sys
 from typing import TextIO
 
 from .core.model_output import clean_text
+from .core.outcomes import STATUS_LABELS
 from .core.types import (
     ApprovalDecision,
     OutputStream,
@@ -105,9 +106,7 @@ class HeadlessUI:
         self.err.write(f"{self._dim}{prefix}{terminal_safe(line.rstrip(chr(10)))}{self._reset}\n")
 
     def on_tool_result(self, call_id: str, name: str, result: ToolResult) -> None:
-        status = "error" if result.is_error else "ok"
-        if result.structured and isinstance(result.structured, dict) and result.structured.get("status"):
-            status = str(result.structured["status"])
+        status = STATUS_LABELS[result.status] if result.status is not None else "ok"
         first = result.text.strip().splitlines()[:1]
         summary = first[0][:160] if first else ""
         if name == "bash":
@@ -122,9 +121,11 @@ class HeadlessUI:
     def on_status(self, status: StatusInfo) -> None: ...
 
     def on_info(self, message: str) -> None:
-        if message.startswith("🔔"):
-            self.err.write("\a")
         self._log(f"{self._dim}{terminal_safe(message)}{self._reset}")
+
+    def on_notification(self, text: str) -> None:
+        self.err.write("\a")
+        self.on_info(f"🔔 {text}")
 
     def on_error(self, message: str) -> None:
         self.errors.append(message)

@@ -12,7 +12,8 @@ from textual.app import App, ComposeResult
 from textual.widgets import Input
 
 from tests.app.helpers import wait_until
-from turnstone_tui.core.types import ExecContext, PreparedItem, ToolResult
+from turnstone_tui.core.outcomes import cancelled_result, denied_result
+from turnstone_tui.core.types import ExecContext, PreparedItem, ProcessOutcome, ToolResult
 from turnstone_tui.executors.bash import run_bash
 from turnstone_tui.widgets import clock
 from turnstone_tui.widgets.bash_pane import BashPane, OutputLog, bash_outcome
@@ -94,7 +95,7 @@ async def test_grid_for_three_and_four_panes() -> None:
         assert panes.has_class("-four")
         regions = [p.region for p in panes.query(BashPane)]
         assert len({r.y for r in regions}) == 2 and len({r.x for r in regions}) == 2  # 2x2
-        panes.finish("c3", ToolResult("[exit code: 0]"))
+        panes.finish("c3", ToolResult("[exit code: 0]", process=ProcessOutcome(0)))
         await pilot.pause()
         assert panes.has_class("-four") and len(panes) == 3
 
@@ -109,7 +110,7 @@ async def test_pane_is_bounded_and_returns_only_the_newest_lines() -> None:
         await wait_until(pilot, lambda: pane.log_view.total_lines == 1000, 5)  # batched per frame
         assert pane.log_view.line_count == 100
         assert pane.log_view.total_lines == 1000
-        lines = panes.finish("c1", ToolResult("[exit code: 0]"))
+        lines = panes.finish("c1", ToolResult("[exit code: 0]", process=ProcessOutcome(0)))
         assert lines == [str(i) for i in range(901, 1001)]
 
 
@@ -262,7 +263,9 @@ async def test_card_lifecycle_and_expand_collapse_with_enter_and_click() -> None
             card.mark_running()
             assert card.status == "running"
             clock.freeze(52.5)
-            card.set_result(ToolResult("…\n[exit code: 0]"), [str(i) for i in range(1, 51)])
+            card.set_result(
+                ToolResult("…\n[exit code: 0]", process=ProcessOutcome(0)), [str(i) for i in range(1, 51)]
+            )
             await pilot.pause()
             assert (card.status, card.status_label, card.elapsed) == ("ok", "exit 0", 2.5)
             status = str(card.query_one(".tool-card--status").render())
@@ -290,10 +293,12 @@ async def test_card_lifecycle_and_expand_collapse_with_enter_and_click() -> None
 @pytest.mark.parametrize(
     ("result", "status"),
     [
-        (ToolResult("denied by user: bash was not run", structured={"status": "denied"}), "denied"),
-        (ToolResult("cancelled by user", is_error=True), "cancelled"),
-        (ToolResult("out\n[exit code: 1]"), "warning"),
-        (ToolResult("boom\n[exit code: 127]", is_error=True), "error"),
+        (denied_result("bash"), "denied"),
+        (cancelled_result(), "cancelled"),
+        (ToolResult("out\n[exit code: 1]", process=ProcessOutcome(1)), "warning"),
+        (ToolResult("boom\n[exit code: 127]", is_error=True, process=ProcessOutcome(127)), "error"),
+        # The status is read from the fields, never from the text.
+        (ToolResult("cancelled by user", process=ProcessOutcome(0)), "ok"),
     ],
 )
 async def test_card_status_from_result(result: ToolResult, status: str) -> None:

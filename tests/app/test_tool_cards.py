@@ -12,7 +12,7 @@ from tests.app.helpers import answers, send, start, wait_until
 from tests.helpers.model_server import Reply, ScriptedModelServer
 from turnstone_tui.app.app import TurnstoneApp
 from turnstone_tui.app.screens.approval import ApprovalScreen
-from turnstone_tui.core.types import PreparedItem, ToolResult
+from turnstone_tui.core.types import PreparedItem, ProcessOutcome, ToolResult
 from turnstone_tui.widgets.bash_pane import OutputLog
 from turnstone_tui.widgets.tool_card import ToolCard
 
@@ -62,7 +62,9 @@ async def test_expanded_card_shows_the_output_once_without_the_preview_or_its_hi
     app = Cards()
     async with app.run_test(size=(80, 50)) as pilot:
         card = app.query_one("#first", ToolCard)
-        card.set_result(ToolResult("out\n[exit code: 0]"), [f"line {i}" for i in range(1, 21)])
+        card.set_result(
+            ToolResult("out\n[exit code: 0]", process=ProcessOutcome(0)), [f"line {i}" for i in range(1, 21)]
+        )
         await pilot.pause()
         collapsed = "\n".join(screen_text(app))
         assert "line 1" in collapsed and "(+17 lines, enter to expand)" in collapsed
@@ -86,7 +88,7 @@ async def test_a_focused_card_is_distinct_in_a_256_colour_terminal() -> None:
     async with app.run_test(size=(80, 30)) as pilot:
         cards = list(app.query(ToolCard))
         for card in cards:
-            card.set_result(ToolResult("ok\n[exit code: 0]"), ["alpha", "beta"])
+            card.set_result(ToolResult("ok\n[exit code: 0]", process=ProcessOutcome(0)), ["alpha", "beta"])
         app.set_focus(None)
         await pilot.pause()
         first, second = cards

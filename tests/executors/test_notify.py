@@ -101,7 +101,7 @@ async def test_without_webhook_rings_the_bell_in_the_ui(tmp_path: Path) -> None:
     ctx = make_ctx(tmp_path)
     _, result = await notify(ctx, message="tests are green", title="CI")
     assert result is not None and not result.is_error and "bell" in result.text
-    assert ctx.ui.infos == ["🔔 CI: tests are green"]
+    assert ctx.ui.notifications == ["CI: tests are green"]
     assert ctx.notify_sent_this_turn == 1
 
 

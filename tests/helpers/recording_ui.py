@@ -38,6 +38,7 @@ class RecordingUI:
     prepared: list[PreparedItem] = field(default_factory=list)
     states: list[SessionState] = field(default_factory=list)
     infos: list[str] = field(default_factory=list)
+    notifications: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     statuses: list[StatusInfo] = field(default_factory=list)
     started: list[str] = field(default_factory=list)
@@ -93,6 +94,9 @@ class RecordingUI:
 
     def on_info(self, message: str) -> None:
         self.infos.append(message)
+
+    def on_notification(self, text: str) -> None:
+        self.notifications.append(text)
 
     def on_error(self, message: str) -> None:
         self.errors.append(message)

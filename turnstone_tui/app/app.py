@@ -20,6 +20,7 @@ from textual.binding import Binding
 from textual.reactive import var
 
 from ..config import ConfigError
+from ..core.outcomes import cancelled_result
 from ..core.provider import ProviderError
 from ..core.resources import styles_dir
 from ..core.types import SessionState
@@ -36,7 +37,7 @@ from .main_screen import MainScreen, welcome_text
 from .prompt_queue import PromptQueue
 from .questions import QuestionBroker
 from .replay import replay_messages
-from .stream_applier import StreamApplier, cancelled_result
+from .stream_applier import StreamApplier
 from .ui_bridge import TextualSessionUI
 
 if TYPE_CHECKING:

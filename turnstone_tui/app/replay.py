@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ..core.types import PreparedItem, ToolResult
+from ..core.outcomes import NOT_STORED_TEXT
+from ..core.types import PreparedItem, ProcessOutcome, ToolResult, ToolStatus
 from ..widgets.chat_messages import AssistantMessage, InfoMessage, UserMessage
 from ..widgets.chat_view import ChatView
 from ..widgets.tool_card import ToolCard
@@ -35,10 +36,26 @@ def _replayed_card(call: dict[str, Any], result: dict[str, Any] | None) -> ToolC
     name, args, header = _call_parts(call)
     card = ToolCard(PreparedItem(str(call.get("id", "")), name, args, header=header))
     if result is None:
-        card.mark_cancelled("no result was stored (the app stopped during the call)")
+        card.mark_cancelled(NOT_STORED_TEXT)
     else:
-        card.set_result(ToolResult(_text_of(result.get("content")), is_error=bool(result.get("is_error"))))
+        card.set_result(stored_result(result))
     return card
+
+
+def stored_result(message: dict[str, Any]) -> ToolResult:
+    """The ToolResult a stored tool message holds (status and process outcome as they were stored)."""
+    status = message.get("status")
+    process = message.get("process")
+    try:
+        outcome = ProcessOutcome(**process) if isinstance(process, dict) else None
+    except TypeError:  # stored by another version
+        outcome = None
+    return ToolResult(
+        _text_of(message.get("content")),
+        is_error=bool(message.get("is_error")),
+        status=ToolStatus(status) if status in set(ToolStatus) else None,
+        process=outcome,
+    )
 
 
 def _text_of(content: Any) -> str:

@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from ..core.types import ToolResult
+from ..core.outcomes import cancelled_result
 from ..widgets import clock
 from . import messages as m
 
@@ -31,10 +31,6 @@ STREAM_SLICE_LINES = 1000
 """Output lines written between two looks at the clock."""
 
 Deferred = Callable[[], Awaitable[None] | None]
-
-
-def cancelled_result() -> ToolResult:
-    return ToolResult("cancelled by user", is_error=True)
 
 
 def _command_of(item: Any) -> str:

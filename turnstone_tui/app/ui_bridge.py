@@ -27,6 +27,8 @@ from ..core.types import (
 from . import messages as m
 
 T = TypeVar("T")
+# Marks a notify tool message in the chat.
+BELL = "🔔"
 
 
 class TextualSessionUI:
@@ -146,6 +148,9 @@ class TextualSessionUI:
 
     def on_info(self, message: str) -> None:
         self._post(m.InfoPosted(message))
+
+    def on_notification(self, text: str) -> None:
+        self._post(m.InfoPosted(f"{BELL} {text}"))
 
     def on_error(self, message: str) -> None:
         self._post(m.ErrorPosted(message))

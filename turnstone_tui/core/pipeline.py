@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from .arguments import ArgumentLimits, check_arguments, validate_arguments
 from .model_output import clean_text
+from .outcomes import CANCELLED_TEXT, cancelled_result, denied_result
 from .tools import McpPreparer, Preparer, ToolContext, error_item
 from .truncate import truncate_output
 from .types import (
@@ -28,7 +29,6 @@ from .types import (
 
 log = logging.getLogger(__name__)
 
-CANCELLED_TEXT = "cancelled by user: the tool call was interrupted before it finished"
 MCP_PREFIX = "mcp__"
 
 
@@ -160,7 +160,7 @@ class ToolPipeline:
                     and not decision.is_approved(item.call_id)
                     and not self.policy.allows(item)
                 ):
-                    self._deliver(item, _denial(item, decision), results)
+                    self._deliver(item, denied_result(item.func_name, decision.feedback), results)
                 else:
                     runnable.append(item)
             if runnable:
@@ -169,8 +169,7 @@ class ToolPipeline:
         except asyncio.CancelledError:
             for item in items:
                 if item.call_id not in results:
-                    cancelled = ToolResult(CANCELLED_TEXT, is_error=True, structured={"status": "cancelled"})
-                    self._deliver(item, cancelled, results)
+                    self._deliver(item, cancelled_result(CANCELLED_TEXT), results)
             raise
         except Exception as exc:  # a failing front end or a bug here: every call still gets its result
             log.exception("tool batch failed")
@@ -247,10 +246,3 @@ class ToolPipeline:
         except Exception:  # the result stands even if a front end fails to show it
             log.exception("the front end failed to show the result of %s", item.call_id)
 
-
-def _denial(item: PreparedItem, decision: ApprovalDecision) -> ToolResult:
-    text = f"denied by user: {item.func_name} was not run"
-    if decision.feedback and decision.feedback.strip():
-        text += f"\n[user feedback: {decision.feedback.strip()}]"
-    # A denial is not a tool failure (the spec tracks it separately from is_error).
-    return ToolResult(text, is_error=False, structured={"status": "denied"})

@@ -9,6 +9,7 @@ tool call has a result message).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import uuid
@@ -20,7 +21,8 @@ from typing import TYPE_CHECKING, Any
 from .arguments import ArgumentLimits, check_arguments
 from .mcp_bridge import McpBridge
 from .model_output import clean_text, clean_value, unique_call_ids, used_call_ids
-from .pipeline import CANCELLED_TEXT, ApprovalPolicy, ToolOutcome, ToolPipeline
+from .outcomes import CANCELLED_TEXT, INTERRUPTED_TEXT, cancelled_result
+from .pipeline import ApprovalPolicy, ToolOutcome, ToolPipeline
 from .prompts import build_system_prompt
 from .protocol import SessionUI
 from .provider import (
@@ -36,7 +38,7 @@ from .provider import (
 from .subagent import SubagentUI
 from .tool_search import TOOL_SEARCH_SCHEMA, ToolSearchManager
 from .tools import MemorySource, ToolContext, ToolTable
-from .types import ExecContext, SessionState, StatusInfo, ToolCall, ToolResult
+from .types import ExecContext, SessionState, StatusInfo, ToolCall, ToolResult, ToolStatus
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -46,7 +48,6 @@ log = logging.getLogger(__name__)
 
 MAX_TOOL_ROUNDS = 50  # per user turn in the main session; sub-agents use tools.agent_max_turns
 MAX_WATCH_DEPTH = 5  # synthetic (watch) turns in a row without a user message
-INTERRUPTED_TEXT = "interrupted: the session ended before this tool call returned a result"
 
 
 @dataclass
@@ -455,7 +456,7 @@ class ChatSession:
         missing = _calls_without_results(self.messages)
         results = self._pending_results
         for call_id, name in missing:
-            result = results.get(call_id) or ToolResult(CANCELLED_TEXT, is_error=True)
+            result = results.get(call_id) or cancelled_result(CANCELLED_TEXT)
             await self._append(tool_message(call_id, name, result))
 
     async def _close_open_calls(self) -> None:
@@ -478,12 +479,7 @@ class ChatSession:
     async def _plan_gate(self, outcomes: list[ToolOutcome]) -> None:
         """After plan_agent, the user reviews the plan before the loop goes on."""
         for outcome in outcomes:
-            if outcome.item.func_name != "plan_agent" or outcome.result.is_error:
-                continue
-            if outcome.result.structured and outcome.result.structured.get("status") in (
-                "denied",
-                "cancelled",
-            ):
+            if outcome.item.func_name != "plan_agent" or outcome.result.status is not ToolStatus.OK:
                 continue
             goal = str(outcome.item.args.get("goal") or outcome.item.args.get("prompt") or "")
             plan_text = outcome.result.text
@@ -641,9 +637,14 @@ def _usage_key(session_id: str) -> str:
 
 
 def tool_message(call_id: str, name: str, result: ToolResult) -> dict[str, Any]:
+    """The stored tool message; how the call ended travels with it for a resumed chat's cards."""
     msg: dict[str, Any] = {"role": "tool", "tool_call_id": call_id, "name": name, "content": result.text}
     if result.is_error:
         msg["is_error"] = True
+    if result.status not in (ToolStatus.OK, ToolStatus.ERROR):
+        msg["status"] = str(result.status)
+    if result.process is not None:
+        msg["process"] = dataclasses.asdict(result.process)
     return msg
 
 
@@ -682,6 +683,7 @@ def repair_history(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
                         "name": name,
                         "content": INTERRUPTED_TEXT,
                         "is_error": True,
+                        "status": str(ToolStatus.CANCELLED),
                     }
                 )
     return repaired

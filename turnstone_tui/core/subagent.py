@@ -65,6 +65,9 @@ class SubagentUI:
     def on_info(self, message: str) -> None:
         self.parent.on_info(f"[{self.kind} agent] {message}")
 
+    def on_notification(self, text: str) -> None:
+        self.parent.on_notification(f"[{self.kind} agent] {text}")
+
     def on_error(self, message: str) -> None:
         self.errors.append(message)
         self.parent.on_error(f"[{self.kind} agent] {message}")

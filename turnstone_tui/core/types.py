@@ -31,15 +31,43 @@ class ToolCall:
     refused: str | None = None
 
 
+class ToolStatus(enum.StrEnum):
+    """How a tool call ended. A denial is not a failure (``is_error`` stays False for it)."""
+
+    OK = "ok"
+    ERROR = "error"
+    DENIED = "denied"
+    CANCELLED = "cancelled"
+    TIMED_OUT = "timed_out"
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessOutcome:
+    """How a command a tool ran ended (bash): what the pane and the card show."""
+
+    exit_code: int | None
+    signal: str | None = None  # e.g. "SIGKILL" when a signal ended it
+    timed_out: bool = False
+    truncated: bool = False  # output was cut to the head and tail
+    detached: bool = False  # background children kept the output open; reading stopped
+
+
 @dataclass(slots=True)
 class ToolResult:
-    """What a tool returns: text the model reads, whether it failed, optional rich parts."""
+    """What a tool returns: text the model reads, how the call ended, optional rich parts."""
 
     text: str
     is_error: bool = False
     # OpenAI-style content parts (e.g. {"type": "image_url", ...}) for images; None = text only.
     content_parts: list[dict[str, Any]] | None = None
     structured: Any = None
+    # None: OK or ERROR, from is_error.
+    status: ToolStatus | None = None
+    process: ProcessOutcome | None = None
+
+    def __post_init__(self) -> None:
+        if self.status is None:
+            self.status = ToolStatus.ERROR if self.is_error else ToolStatus.OK
 
 
 OutputStream = Literal["stdout", "stderr"]

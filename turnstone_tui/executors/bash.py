@@ -22,7 +22,7 @@ from typing import Any
 from ..core.child_env import scrubbed_env
 from ..core.tools import Preparer, ToolContext, error_item
 from ..core.truncate import HeadTailBuffer
-from ..core.types import ExecContext, PreparedItem, ToolResult
+from ..core.types import ExecContext, PreparedItem, ProcessOutcome, ToolResult, ToolStatus
 from .bash_guard import MAX_COMMAND_CHARS, check_command
 from .proc_group import EmittingSink, RunOutcome, run_process
 
@@ -64,8 +64,8 @@ def _header(command: str) -> str:
     return f"bash: {first}"
 
 
-def format_result(text: str, outcome: RunOutcome, timeout: int) -> ToolResult:
-    """Output + status notes + ``[exit code: N]``, with is_error per the spec."""
+def format_result(text: str, outcome: RunOutcome, timeout: int, *, truncated: bool = False) -> ToolResult:
+    """Output + status notes + ``[exit code: N]`` for the model, the outcome as fields for the UI."""
     notes: list[str] = []
     if outcome.timed_out:
         notes.append(f"[timed out after {timeout} s: the command and all its child processes were killed]")
@@ -80,7 +80,15 @@ def format_result(text: str, outcome: RunOutcome, timeout: int) -> ToolResult:
     notes.append(f"[exit code: {code}]")
     body = text if not text or text.endswith("\n") else text + "\n"
     is_error = outcome.timed_out or code >= 2 or code < 0
-    return ToolResult(body + "\n".join(notes), is_error=is_error)
+    process = ProcessOutcome(
+        exit_code=code,
+        signal=outcome.signal_name,
+        timed_out=outcome.timed_out,
+        truncated=truncated,
+        detached=outcome.detached,
+    )
+    status = ToolStatus.TIMED_OUT if outcome.timed_out else None
+    return ToolResult(body + "\n".join(notes), is_error=is_error, status=status, process=process)
 
 
 async def prepare_bash(ctx: ToolContext, call_id: str, args: dict[str, Any]) -> PreparedItem:
@@ -146,7 +154,7 @@ async def run_bash(
         )
     except OSError as exc:
         return ToolResult(f"bash: could not start the shell in {cwd}: {exc.strerror or exc}", is_error=True)
-    return format_result(buffer.text(), outcome, time_limit)
+    return format_result(buffer.text(), outcome, time_limit, truncated=buffer.dropped_chars > 0)
 
 
 PREPARERS: dict[str, Preparer] = {"bash": prepare_bash}

@@ -4,9 +4,9 @@
   configured headers); a failed attempt (connection error or non-2xx) is retried after 1 s and
   after 3 s, so at most 3 attempts.
 - Without a URL: the local equivalent of the spec's channel gateway is the terminal itself. The
-  tool calls ``ui.on_info("🔔 ...")``; front ends treat an info message starting with 🔔 as a
-  notification (the Textual app shows a notice and rings the bell, the headless runner writes
-  ``\\a`` to stderr). That keeps executors free of any terminal I/O.
+  tool calls ``ui.on_notification(text)``; each front end shows it its way (the Textual app as a
+  notice with a bell glyph, the headless runner writes ``\\a`` to stderr). That keeps executors free
+  of any terminal I/O.
 - At most 5 notifications per turn, counted on success only (``ctx.notify_sent_this_turn``; the
   session resets it at the start of each turn).
 
@@ -26,7 +26,6 @@ from ..core.types import ExecContext, PreparedItem, ToolResult
 MAX_MESSAGE_CHARS = 2000
 MAX_PER_TURN = 5
 RETRY_DELAYS = (1.0, 3.0)
-BELL_PREFIX = "🔔"
 OPTIONAL_FIELDS = ("title", "username", "channel_type", "channel_id")
 
 
@@ -90,7 +89,7 @@ async def prepare_notify(ctx: ToolContext, call_id: str, args: dict[str, Any]) -
     async def _deliver() -> ToolResult:
         if not url:
             shown = f"{title}: {message}" if title else message
-            ctx.ui.on_info(f"{BELL_PREFIX} {shown}")
+            ctx.ui.on_notification(shown)
             ctx.notify_sent_this_turn += 1
             return ToolResult(
                 "Notification shown in the terminal with a bell (no [notify] url webhook is configured)."

@@ -25,13 +25,13 @@ from textual.strip import Strip
 from textual.timer import Timer
 from textual.widgets import Static
 
-from ..core.types import OutputStream, ToolResult
+from ..core.outcomes import STATUS_LABELS
+from ..core.types import OutputStream, ToolResult, ToolStatus
 from . import clock
 
 MAX_LINE_CHARS = 4000
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1a\x1c-\x1f\x7f]")
-_EXIT_CODE_RE = re.compile(r"\[exit code:\s*(-?\d+)\]")
 
 OutcomeKind = Literal["ok", "warning", "error"]
 
@@ -46,28 +46,14 @@ class BashOutcome:
 
 
 def bash_outcome(result: ToolResult) -> BashOutcome:
-    """Read exit code / timeout / kill / cancel out of a bash ToolResult.
-
-    Uses ``structured`` when the tool provides it, else the status notes the bash tool appends
-    (``[timed out …]``, ``[killed by …]``, ``[exit code: N]``) in the last lines only, so output that
-    merely mentions "killed" is not misread.
-    """
-    structured = result.structured if isinstance(result.structured, dict) else {}
-    status = structured.get("status")
-    tail = result.text[-600:]
-    exit_code = structured.get("exit_code")
-    if not isinstance(exit_code, int):
-        found = _EXIT_CODE_RE.findall(tail)
-        exit_code = int(found[-1]) if found else None
-    if status == "cancelled" or result.text.startswith("cancelled by user"):
-        return BashOutcome("error", "cancelled", exit_code)
-    if status == "denied" or result.text.startswith("denied by user"):
-        return BashOutcome("error", "denied", exit_code)
-    if structured.get("timed_out") or "[timed out" in tail:
-        return BashOutcome("error", "timed out", exit_code)
-    killed = re.search(r"\[killed by ([A-Z0-9]+)", tail)
-    if structured.get("killed") or killed:
-        return BashOutcome("error", f"killed ({killed.group(1)})" if killed else "killed", exit_code)
+    """How a bash call ended, from the result's status and process outcome (never its text)."""
+    process = result.process
+    exit_code = process.exit_code if process is not None else None
+    status = result.status
+    if status in (ToolStatus.CANCELLED, ToolStatus.DENIED, ToolStatus.TIMED_OUT):
+        return BashOutcome("error", STATUS_LABELS[status], exit_code)
+    if process is not None and process.signal:
+        return BashOutcome("error", f"killed ({process.signal})", exit_code)
     if exit_code is None:
         return BashOutcome("error", "error", None) if result.is_error else BashOutcome("ok", "done", None)
     if exit_code == 0 and not result.is_error:

@@ -7,7 +7,6 @@ A finished bash pane "collapses into its card": the app passes the pane's bounde
 
 from __future__ import annotations
 
-import re
 from typing import Literal
 
 from textual import events
@@ -20,7 +19,8 @@ from textual.reactive import reactive
 from textual.timer import Timer
 from textual.widgets import Static
 
-from ..core.types import PreparedItem, ToolResult
+from ..core.outcomes import CANCELLED_BY_USER, STATUS_LABELS, cancelled_result
+from ..core.types import PreparedItem, ToolResult, ToolStatus
 from . import clock
 from .bash_pane import OutputLog, bash_outcome, clean_line, plain_line
 
@@ -28,8 +28,6 @@ CardStatus = Literal["pending", "awaiting", "running", "ok", "warning", "error",
 
 SUMMARY_LINES = 3
 EXPANDED_MAX_LINES = 5000
-_DENIED_RE = re.compile(r"\s*(denied|rejected) by (the )?user\b", re.I)
-_CANCELLED_RE = re.compile(r"\s*(cancell?ed|interrupted)\b", re.I)
 
 _ICONS: dict[CardStatus, str] = {
     "pending": "○",
@@ -54,23 +52,17 @@ _LABELS: dict[CardStatus, str] = {
 
 
 def classify_result(item: PreparedItem, result: ToolResult) -> tuple[CardStatus, str]:
-    """Status and short label for a finished call (denial/cancel messages are recognised)."""
-    structured = result.structured if isinstance(result.structured, dict) else {}
-    if structured.get("status") == "denied":
-        return "denied", "denied"
-    if structured.get("status") == "cancelled":
-        return "cancelled", "cancelled"
-    head = result.text[:300]
-    if _DENIED_RE.match(head):
-        return "denied", "denied"
+    """Status and short label for a finished call, from the result's status (never its text)."""
+    status = result.status
+    if status is ToolStatus.DENIED:
+        return "denied", STATUS_LABELS[status]
+    if status is ToolStatus.CANCELLED:
+        return "cancelled", STATUS_LABELS[status]
     if item.func_name == "bash":
         outcome = bash_outcome(result)
-        if outcome.label in ("cancelled", "denied"):
-            return outcome.label, outcome.label  # type: ignore[return-value]
-        status: CardStatus = {"ok": "ok", "warning": "warning", "error": "error"}[outcome.kind]  # type: ignore[assignment]
-        return status, outcome.label
-    if result.is_error and _CANCELLED_RE.match(head):
-        return "cancelled", "cancelled"
+        return outcome.kind, outcome.label
+    if status is ToolStatus.TIMED_OUT:
+        return "error", STATUS_LABELS[status]
     return ("error", "error") if result.is_error else ("ok", "ok")
 
 
@@ -185,11 +177,8 @@ class ToolCard(Vertical, can_focus=True):
             self._ticker = self.set_interval(1 / clock.SPINNER_FPS, self._refresh_status)
         self._refresh_view()
 
-    def mark_denied(self, reason: str = "denied by user") -> None:
-        self._finish("denied", "denied", ToolResult(reason, is_error=True), None)
-
-    def mark_cancelled(self, reason: str = "cancelled by user") -> None:
-        self._finish("cancelled", "cancelled", ToolResult(reason, is_error=True), None)
+    def mark_cancelled(self, reason: str = CANCELLED_BY_USER) -> None:
+        self._finish("cancelled", "cancelled", cancelled_result(reason), None)
 
     def set_result(self, result: ToolResult, output_lines: list[str] | None = None) -> None:
         """The call finished; ``output_lines`` are a bash pane's lines (else the result text)."""
