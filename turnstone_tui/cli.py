@@ -11,6 +11,7 @@ from pathlib import Path
 
 from . import __version__
 from .config import Config, ConfigError, load_config
+from .providers.registry import PROVIDER_NAMES
 
 PROG = "turnstone-tui"
 
@@ -25,7 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--base-url", help="OpenAI-compatible or Anthropic API base URL")
     p.add_argument("--api-key", help="API key (default: $OPENAI_API_KEY / $ANTHROPIC_API_KEY)")
     p.add_argument("--model", help="model name, a [models.<alias>] alias, or a path to a .gguf file")
-    p.add_argument("--provider", choices=["openai", "anthropic", "local"], help="model API to speak")
+    p.add_argument("--provider", choices=PROVIDER_NAMES, help="model API to speak")
     p.add_argument("--config", type=Path, help="config file (default: ~/.config/turnstone/config.toml)")
     p.add_argument("--mcp-config", help="MCP servers JSON file (standard mcpServers format)")
     p.add_argument("--skip-permissions", action="store_true", help="approve every tool call without asking")

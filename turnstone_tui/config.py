@@ -44,7 +44,7 @@ class ApiConfig:
 @dataclass
 class ModelConfig:
     name: str = ""
-    provider: str = ""  # "openai" | "anthropic" | "local" | "" (auto)
+    provider: str = ""  # a name from providers/registry.py, or "" (auto)
     temperature: float | None = None
     max_tokens: int | None = None
     reasoning_effort: str | None = None
@@ -162,6 +162,10 @@ def _fill(obj: Any, table: dict[str, Any], where: str) -> None:
         setattr(obj, key, _coerce(f"{where}.{key}", value, getattr(obj, key), str(f.type)))
 
 
+def _one_of(names: tuple[str, ...]) -> str:
+    return f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else names[0]
+
+
 def _validate(cfg: Config, src: str) -> None:
     if cfg.tools.search not in ("auto", "on", "off"):
         raise ConfigError(f"{src}: tools.search: must be auto, on or off, got {cfg.tools.search!r}")
@@ -169,9 +173,11 @@ def _validate(cfg: Config, src: str) -> None:
         raise ConfigError(
             f"{src}: tools.native_web_search: must be auto, on or off, got {cfg.tools.native_web_search!r}"
         )
-    if cfg.model.provider not in ("", "openai", "anthropic", "local"):
+    from .providers.registry import PROVIDER_NAMES  # the table of providers (data only)
+
+    if cfg.model.provider not in ("", *PROVIDER_NAMES):
         raise ConfigError(
-            f"{src}: model.provider: must be openai, anthropic or local, got {cfg.model.provider!r}"
+            f"{src}: model.provider: must be {_one_of(PROVIDER_NAMES)}, got {cfg.model.provider!r}"
         )
     for key in (
         "timeout",

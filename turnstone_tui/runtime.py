@@ -12,7 +12,7 @@ import dataclasses
 import logging
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .config import Config
 from .core.mcp_bridge import McpBridge
@@ -24,10 +24,12 @@ from .core.tools import ToolTable, WatchScheduler
 from .executors.catalog import builtin_preparers
 from .executors.mcp_tools import prepare_mcp_tool
 from .executors.memory import StoredMemories
-from .executors.watch_runner import WatchRunner
-from .mcp.manager import McpManager
 from .providers.factory import create_provider, resolve_model_alias, supports_vision
 from .storage.db import Storage
+
+if TYPE_CHECKING:
+    from .executors.watch_runner import WatchRunner
+    from .mcp.manager import McpManager
 
 log = logging.getLogger(__name__)
 
@@ -218,6 +220,8 @@ class Runtime:
 
     # --- watches --------------------------------------------------------------------------
     def _start_watch_runner(self) -> None:
+        from .executors.watch_runner import WatchRunner
+
         self._watch_runner = WatchRunner(self.storage, self._inject)
         self._watch_runner.start()
 
@@ -243,6 +247,8 @@ class Runtime:
 
 
 async def _start_mcp(config: Config, mcp_config_path: str | None, cwd: Path | None = None) -> McpManager:
+    from .mcp.manager import McpManager  # the MCP SDK is slow to import: only when MCP starts
+
     manager = McpManager.from_config(config, mcp_config_path or config.mcp.config_path or None, cwd=cwd)
     if not manager.statuses():
         return manager

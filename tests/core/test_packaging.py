@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.tool_files import BUILTIN_TOOL_COUNT
+
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.timeout(240)
 
@@ -30,7 +32,7 @@ def test_wheel_contains_tools_and_styles(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
     tools = {n for n in names if n.startswith("turnstone_tui/_data/tools/") and n.endswith(".json")}
     styles = {n for n in names if n.startswith("turnstone_tui/_data/styles/") and n.endswith(".tcss")}
-    assert len(tools) == 19
+    assert len(tools) == BUILTIN_TOOL_COUNT
     assert "turnstone_tui/_data/styles/app.tcss" in styles
     assert any(n.endswith("entry_points.txt") for n in names)
 
@@ -72,7 +74,7 @@ def test_installed_wheel_loads_its_data_from_any_directory(wheel: Path, tmp_path
         timeout=60,
     ).stdout.splitlines()
     assert out[0].startswith(str(target))
-    assert out[1] == "19"
+    assert out[1] == str(BUILTIN_TOOL_COUNT)
     assert out[2].startswith(str(target)) and (Path(out[2]) / "app.tcss").exists()
     version = subprocess.run(
         [sys.executable, "-m", "turnstone_tui.cli", "--version"],

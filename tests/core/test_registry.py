@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers.tool_files import BUILTIN_TOOL_COUNT
 from turnstone_tui.core.registry import METADATA_KEYS, ToolDefinitionError, default_registry, load_registry
 
 # The spec's summary table (plus diff_file, described in its own section: agent + task_agent, read-only).
@@ -40,7 +41,7 @@ def names(schemas: list[dict]) -> set[str]:
 
 def test_derived_sets_match_the_spec_summary_table() -> None:
     reg = default_registry()
-    assert len(reg.TOOLS) == 19
+    assert len(reg.TOOLS) == BUILTIN_TOOL_COUNT
     assert reg.BUILTIN_TOOL_NAMES == frozenset(SUMMARY)
     assert names(reg.AGENT_TOOLS) == {n for n, v in SUMMARY.items() if v[1]}
     assert names(reg.TASK_AGENT_TOOLS) == {n for n, v in SUMMARY.items() if v[2]}

@@ -11,6 +11,7 @@ import pytest
 
 from tests.helpers.model_server import Reply, ScriptedModelServer
 from tests.helpers.recording_ui import RecordingUI
+from tests.helpers.tool_files import BUILTIN_TOOL_COUNT
 from turnstone_tui.config import Config
 from turnstone_tui.core.session import ChatSession
 from turnstone_tui.core.types import ApprovalDecision, PlanReview
@@ -55,7 +56,7 @@ async def test_text_answer_streams_and_is_sent_with_tools_and_system(model_serve
     assert body["messages"][0]["role"] == "system" and "turnstone" in body["messages"][0]["content"]
     assert body["messages"][-1] == {"role": "user", "content": "hi"}
     sent = {t["function"]["name"]: t["function"] for t in body["tools"]}
-    assert len(sent) == 19 and "bash" in sent
+    assert len(sent) == BUILTIN_TOOL_COUNT and "bash" in sent
     for fn in sent.values():
         assert not {"agent", "task_agent", "auto_approve", "primary_key"} & set(fn)
     assert session.messages[-1] == {"role": "assistant", "content": "Hello there!"}

@@ -72,7 +72,7 @@ class ProviderError(Exception):
 
 
 class Provider(Protocol):
-    name: str  # "openai" | "anthropic" | "local"
+    name: str  # its name in providers/registry.py
     model: str
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:

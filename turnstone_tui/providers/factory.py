@@ -6,13 +6,9 @@ import copy
 
 from ..config import Config, ConfigError
 from ..core.provider import Provider, ProviderError
-from .anthropic_provider import AnthropicProvider
-from .openai_provider import OpenAIProvider
+from .registry import GENERIC_LOCAL_HINT, HOSTED_HOSTS, PROVIDER_NAMES, PROVIDERS
 
-HOSTED_HOSTS = ("api.openai.com", "api.anthropic.com")
-GENERIC_LOCAL_HINT = (
-    "the local model needs the optional llama.cpp backend: pip install 'turnstone-tui[local]'"
-)
+__all__ = ["GENERIC_LOCAL_HINT", "create_provider", "provider_name", "resolve_model_alias", "supports_vision"]
 
 
 def provider_name(config: Config) -> str:
@@ -27,31 +23,13 @@ def provider_name(config: Config) -> str:
     return "openai"
 
 
-def _local_provider(config: Config) -> Provider:
-    try:
-        from .local_provider import LocalProvider
-    except ImportError as exc:
-        hint = GENERIC_LOCAL_HINT
-        try:
-            from . import local_provider
-
-            hint = str(getattr(local_provider, "INSTALL_HINT", hint))
-        except ImportError:
-            pass
-        raise ProviderError(f"{hint} ({exc})") from exc
-    return LocalProvider.from_config(config)
-
-
 def create_provider(config: Config) -> Provider:
     """Build the provider for ``config``. Raises ProviderError when it cannot be built."""
     name = provider_name(config)
-    if name == "anthropic":
-        return AnthropicProvider.from_config(config)
-    if name == "local":
-        return _local_provider(config)
-    if name == "openai":
-        return OpenAIProvider.from_config(config)
-    raise ProviderError(f"unknown provider {name!r} (expected openai, anthropic or local)")
+    entry = PROVIDERS.get(name)
+    if entry is None:
+        raise ProviderError(f"unknown provider {name!r} (expected {', '.join(PROVIDER_NAMES)})")
+    return entry.load().from_config(config)
 
 
 def resolve_model_alias(config: Config, alias: str) -> Config:
@@ -78,7 +56,8 @@ def supports_vision(config: Config) -> bool:
     """Whether images may be sent: the config's override, else True only for the hosted APIs."""
     if config.model.supports_vision is not None:
         return config.model.supports_vision
-    if provider_name(config) == "local":
+    entry = PROVIDERS.get(provider_name(config))
+    if entry is not None and not entry.images:
         return False
     base_url = config.api.base_url
     return not base_url or any(host in base_url for host in HOSTED_HOSTS)
