@@ -24,14 +24,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..config import Config, ConfigError
+from .transports import TRANSPORTS, transport_for_type
 
-Transport = Literal["stdio", "http"]
+Transport = str  # a name in transports.TRANSPORTS
 Protocol = Literal["auto", "legacy"]
 
 _NAME_OK = re.compile(r"^[A-Za-z0-9_-]+$")
-_HTTP_TYPES = {"http", "streamable-http", "streamable_http", "streamablehttp"}
-_STDIO_KEYS = {"type", "command", "args", "env", "cwd", "protocol", "disabled", "description", "log_level"}
-_HTTP_KEYS = {"type", "url", "headers", "protocol", "disabled", "description", "log_level"}
 LOG_LEVELS = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")
 
 
@@ -57,9 +55,7 @@ class ServerConfig:
     @property
     def target(self) -> str:
         """A one-line description of what is started or contacted."""
-        if self.transport == "http":
-            return self.url
-        return " ".join([self.command, *self.args])
+        return TRANSPORTS[self.transport].target(self)
 
 
 def check_server_name(name: str, where: str) -> None:
@@ -83,29 +79,6 @@ def check_log_level(value: Any, where: str) -> str:
     return str(value)
 
 
-def _str_list(value: Any, where: str) -> tuple[str, ...]:
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{where}: expected a list of strings, got {value!r}")
-    return tuple(value)
-
-
-def _str_dict(value: Any, where: str) -> dict[str, str]:
-    if not isinstance(value, dict):
-        raise ConfigError(f"{where}: expected a table of strings, got {value!r}")
-    out: dict[str, str] = {}
-    for key, item in value.items():
-        if isinstance(item, bool) or not isinstance(item, (str, int, float)):
-            raise ConfigError(f"{where}.{key}: expected a string, got {item!r}")
-        out[str(key)] = str(item)
-    return out
-
-
-def _str(value: Any, where: str) -> str:
-    if not isinstance(value, str):
-        raise ConfigError(f"{where}: expected a string, got {value!r}")
-    return value
-
-
 def parse_server(name: str, table: dict[str, Any], where: str) -> ServerConfig | None:
     """One server table (TOML or JSON entry) -> ServerConfig; None when ``disabled = true``."""
     check_server_name(name, where)
@@ -114,8 +87,6 @@ def parse_server(name: str, table: dict[str, Any], where: str) -> ServerConfig |
     if table.get("disabled") is True:
         return None
     kind = str(table.get("type", "")).lower()
-    if not kind:
-        kind = "http" if "url" in table and "command" not in table else "stdio"
     if kind == "sse":
         raise ConfigError(
             f'{where}.type: the SSE transport is not supported; use type = "http" (streamable HTTP)'
@@ -124,37 +95,20 @@ def parse_server(name: str, table: dict[str, Any], where: str) -> ServerConfig |
     if protocol not in ("auto", "legacy"):
         raise ConfigError(f'{where}.protocol: must be "auto" or "legacy", got {protocol!r}')
     log_level = check_log_level(table.get("log_level", ""), f"{where}.log_level")
-    if kind in _HTTP_TYPES:
-        unknown = set(table) - _HTTP_KEYS
-        if unknown:
-            raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} for an HTTP server")
-        url = _str(table.get("url", ""), f"{where}.url")
-        if not url.startswith(("http://", "https://")):
-            raise ConfigError(f"{where}.url: an HTTP server needs an http:// or https:// url, got {url!r}")
-        headers = _str_dict(table.get("headers", {}), f"{where}.headers")
-        return ServerConfig(
-            name, "http", url=url, headers=headers, protocol=protocol, log_level=log_level, source=where
-        )
-    if kind != "stdio":
-        raise ConfigError(f'{where}.type: must be "stdio" or "http", got {kind!r}')
-    unknown = set(table) - _STDIO_KEYS
+    if kind:
+        transport = transport_for_type(kind)
+        if transport is None:
+            names = " or ".join(f'"{name}"' for name in TRANSPORTS)
+            raise ConfigError(f"{where}.type: must be {names}, got {kind!r}")
+    else:
+        transport = next(t for t in TRANSPORTS.values() if t.looks_like(table))
+    unknown = set(table) - transport.keys
     if unknown:
-        raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} for a stdio server")
-    command = _str(table.get("command", ""), f"{where}.command")
-    if not command.strip():
-        raise ConfigError(f'{where}: a stdio server needs a command (or type = "http" and a url)')
-    args = _str_list(table.get("args", []), f"{where}.args")
-    env = _str_dict(table.get("env", {}), f"{where}.env")
-    cwd = table.get("cwd")
-    if cwd is not None:
-        cwd = str(Path(_str(cwd, f"{where}.cwd")).expanduser())
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(sorted(unknown))} for {transport.label}")
     return ServerConfig(
         name,
-        "stdio",
-        command=command,
-        args=args,
-        env=env,
-        cwd=cwd,
+        transport.name,
+        **transport.fields(table, where),
         protocol=protocol,
         log_level=log_level,
         source=where,

@@ -23,15 +23,11 @@ from typing import IO, Any
 import anyio
 import httpx2
 import mcp_types as mt
-from mcp import Client, StdioServerParameters
-from mcp.client.stdio import stdio_client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
+from mcp import Client
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
-from ..core.child_env import scrubbed_env
 from ..core.mcp_bridge import (
     EventKind,
     ProgressInfo,
@@ -44,6 +40,7 @@ from ..core.mcp_bridge import (
 from . import convert
 from .client_side import ClientSide
 from .config import ServerConfig
+from .transports import TRANSPORTS
 
 log = logging.getLogger(__name__)
 
@@ -281,12 +278,7 @@ class ServerConnection:
 
     def _on_stream_end(self, attempt: int) -> None:
         if not self._closing:
-            self._mark_broken(
-                "the server closed the connection"
-                if self.config.transport == "http"
-                else "the server process exited",
-                attempt,
-            )
+            self._mark_broken(TRANSPORTS[self.config.transport].closed_reason, attempt)
 
     # --- lifecycle ---------------------------------------------------------------------------
 
@@ -345,23 +337,8 @@ class ServerConnection:
 
         @contextlib.asynccontextmanager
         async def watched() -> AsyncIterator[tuple[Any, Any]]:
-            if config.transport == "http":
-                async with (
-                    create_mcp_http_client(headers=dict(config.headers) or None) as http,
-                    streamable_http_client(config.url, http_client=http) as (read, write),
-                ):
-                    yield _WatchedReadStream(read, on_end), write
-            else:
-                params = StdioServerParameters(
-                    command=config.command,
-                    args=list(config.args),
-                    env=scrubbed_env(config.env),
-                    cwd=config.cwd,
-                    encoding_error_handler="replace",
-                )
-                assert self._stderr is not None
-                async with stdio_client(params, errlog=self._stderr) as (read, write):
-                    yield _WatchedReadStream(read, on_end), write
+            async with TRANSPORTS[config.transport].open(config, self._stderr) as (read, write):
+                yield _WatchedReadStream(read, on_end), write
 
         return watched()
 
@@ -382,7 +359,7 @@ class ServerConnection:
             await asyncio.wait([previous])  # the last attempt is still stopping its process
         self._stderr = (
             tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
-            if self.config.transport == "stdio"
+            if TRANSPORTS[self.config.transport].keeps_stderr
             else None
         )
         loop = asyncio.get_running_loop()
