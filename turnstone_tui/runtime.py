@@ -89,7 +89,7 @@ class Runtime:
         storage: Storage,
         provider: Provider,
         *,
-        mcp: McpBridge | None = None,
+        mcp: McpManager | None = None,
         registry: ToolRegistry | None = None,
         options: RuntimeOptions | None = None,
     ) -> None:

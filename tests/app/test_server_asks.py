@@ -16,6 +16,7 @@ from tests.helpers.mcp_servers import asking_server
 from turnstone_tui.app.screens.elicitation import ElicitationScreen
 from turnstone_tui.app.screens.sampling import SampleReviewScreen, SamplingApprovalScreen
 from turnstone_tui.app.server_asks import AppServerAsks
+from turnstone_tui.core.mcp_bridge import ServerState
 from turnstone_tui.core.types import ToolResult
 from turnstone_tui.mcp.asks import SampleResult, SamplingRequest
 from turnstone_tui.mcp.manager import McpManager

@@ -173,7 +173,7 @@ class TurnstoneApp(App[None]):
                 self.session = await runtime.create_session(self.bridge, None)
             if runtime.mcp is not None and self._remove_mcp_listener is None:
                 self._remove_mcp_listener = runtime.mcp.add_listener(lambda _event: self.refresh_status())
-            if runtime.mcp is not None and hasattr(runtime.mcp, "set_asks"):
+            if runtime.mcp is not None:
                 from .server_asks import AppServerAsks
 
                 runtime.mcp.set_asks(AppServerAsks(self, lambda: runtime.provider.model))
