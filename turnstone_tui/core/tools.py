@@ -145,13 +145,7 @@ class ToolContext:
 
 def error_item(call_id: str, func_name: str, args: dict[str, Any], message: str) -> PreparedItem:
     return PreparedItem(
-        call_id=call_id,
-        func_name=func_name,
-        args=args,
-        header=f"{func_name}: error",
-        preview=message,
-        needs_approval=False,
-        error=message,
+        call_id, func_name, args, f"{func_name}: error", preview=message, needs_approval=False, error=message
     )
 
 

@@ -90,7 +90,6 @@ async def prepare_task_agent(ctx: ToolContext, call_id: str, args: dict[str, Any
         header=f"task_agent: {first[:80]}",
         preview=prompt,
         preview_kind="markdown",
-        needs_approval=True,
         execute=execute,
     )
 
@@ -135,7 +134,6 @@ async def prepare_plan_agent(ctx: ToolContext, call_id: str, args: dict[str, Any
         header=f"plan_agent: {goal.strip().splitlines()[0][:80]}",
         preview=f"{goal}\n\n_{note}_",
         preview_kind="markdown",
-        needs_approval=True,
         execute=execute,
     )
 

@@ -123,7 +123,6 @@ async def prepare_bash(ctx: ToolContext, call_id: str, args: dict[str, Any]) -> 
         args=args,
         header=_header(command),
         preview=command if not stop_on_error else f"# set -e (stop on first error)\n{command}",
-        needs_approval=True,
         execute=execute,
         preview_kind="bash",
     )

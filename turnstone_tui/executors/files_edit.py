@@ -110,16 +110,7 @@ async def prepare_write_file(ctx: ToolContext, call_id: str, args: dict[str, Any
     async def execute(exec_ctx: ExecContext) -> ToolResult:
         return await asyncio.to_thread(work)
 
-    return PreparedItem(
-        call_id=call_id,
-        func_name=name,
-        args=args,
-        header=header,
-        preview=preview,
-        needs_approval=True,
-        execute=execute,
-        preview_kind="diff",
-    )
+    return PreparedItem(call_id, name, args, header, preview=preview, execute=execute, preview_kind="diff")
 
 
 # --- edit_file: locating and applying edits ------------------------------------------------------
@@ -324,7 +315,6 @@ async def prepare_edit_file(ctx: ToolContext, call_id: str, args: dict[str, Any]
         args=args,
         header=f"edit_file: {shown} ({summary}, +{added} -{removed})",
         preview=diff,
-        needs_approval=True,
         execute=execute,
         preview_kind="diff",
     )

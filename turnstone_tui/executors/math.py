@@ -93,15 +93,7 @@ async def prepare_math(ctx: ToolContext, call_id: str, args: dict[str, Any]) -> 
     async def execute(exec_ctx: ExecContext) -> ToolResult:
         return await run_math(code, time_limit, limit)
 
-    return PreparedItem(
-        call_id=call_id,
-        func_name="math",
-        args=args,
-        header=f"math: {first}",
-        preview=code,
-        needs_approval=True,
-        execute=execute,
-    )
+    return PreparedItem(call_id, "math", args, f"math: {first}", preview=code, execute=execute)
 
 
 PREPARERS: dict[str, Preparer] = {"math": prepare_math}

@@ -74,7 +74,6 @@ async def prepare_mcp_tool(ctx: ToolContext, call_id: str, name: str, args: dict
         header=f"mcp: {server} › {tool}",
         preview=_pretty(args),
         preview_kind="json",
-        needs_approval=True,
         execute=execute,
         approval_label=name,
     )
@@ -95,14 +94,7 @@ async def prepare_read_resource(ctx: ToolContext, call_id: str, args: dict[str, 
         return _truncated(ctx, await mcp.read_resource(uri))
 
     return PreparedItem(
-        call_id=call_id,
-        func_name="read_resource",
-        args=args,
-        header=f"read_resource: {uri} (mcp: {server})",
-        preview=uri,
-        preview_kind="text",
-        needs_approval=True,
-        execute=execute,
+        call_id, "read_resource", args, f"read_resource: {uri} (mcp: {server})", preview=uri, execute=execute
     )
 
 
@@ -153,7 +145,6 @@ async def prepare_use_prompt(ctx: ToolContext, call_id: str, args: dict[str, Any
         header=f"use_prompt: {name}",
         preview=_pretty(arguments) if arguments else "(no arguments)",
         preview_kind="json" if arguments else "text",
-        needs_approval=True,
         execute=execute,
     )
 

@@ -195,13 +195,7 @@ async def prepare_memory(ctx: ToolContext, call_id: str, args: dict[str, Any]) -
     }[action]
     preview = str(args.get("content") or "") if action == "save" else ""
     return PreparedItem(
-        call_id=call_id,
-        func_name="memory",
-        args=args,
-        header=f"memory {summary}",
-        preview=preview,
-        needs_approval=False,
-        execute=execute,
+        call_id, "memory", args, f"memory {summary}", preview=preview, needs_approval=False, execute=execute
     )
 
 

@@ -43,14 +43,7 @@ async def prepare_recall(ctx: ToolContext, call_id: str, args: dict[str, Any]) -
         lines.extend(format_hit(h, ctx.session_id) for h in hits)
         return ToolResult("\n".join(lines), structured=hits)
 
-    return PreparedItem(
-        call_id=call_id,
-        func_name="recall",
-        args=args,
-        header=f"recall {query!r}",
-        needs_approval=False,
-        execute=execute,
-    )
+    return PreparedItem(call_id, "recall", args, f"recall {query!r}", needs_approval=False, execute=execute)
 
 
 PREPARERS: dict[str, Preparer] = {"recall": prepare_recall}

@@ -244,12 +244,7 @@ async def prepare_skill(ctx: ToolContext, call_id: str, args: dict[str, Any]) ->
             return ToolResult("\n".join([head, *map(_line, found)]), structured=[s.name for s in found])
 
         return PreparedItem(
-            call_id=call_id,
-            func_name="skill",
-            args=args,
-            header=f"skill search {query!r}",
-            needs_approval=False,
-            execute=run_search,
+            call_id, "skill", args, f"skill search {query!r}", needs_approval=False, execute=run_search
         )
 
     name = require_str(args, "name")
@@ -295,7 +290,6 @@ async def prepare_skill(ctx: ToolContext, call_id: str, args: dict[str, Any]) ->
         header=f"skill load {skill.name!r} ({f'MCP: {skill.server}, ' if skill.mcp_prompt else ''}risk {risk})",
         preview=warning + body,
         preview_kind="markdown",
-        needs_approval=True,
         execute=run_load,
     )
 

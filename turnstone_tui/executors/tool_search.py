@@ -41,12 +41,7 @@ async def prepare_tool_search(ctx: ToolContext, call_id: str, args: dict[str, An
         return ToolResult("\n".join(lines), structured=names)
 
     return PreparedItem(
-        call_id=call_id,
-        func_name=TOOL_SEARCH_NAME,
-        args=args,
-        header=f"tool_search {query!r}",
-        needs_approval=False,
-        execute=execute,
+        call_id, TOOL_SEARCH_NAME, args, f"tool_search {query!r}", needs_approval=False, execute=execute
     )
 
 

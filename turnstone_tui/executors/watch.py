@@ -152,7 +152,6 @@ async def _prepare_create(ctx: ToolContext, call_id: str, args: dict[str, Any]) 
         header=f"watch create {name!r} every {format_duration(poll_every)}",
         preview=f"{command}\n# {cond}; max {max_polls} polls",
         preview_kind="bash",
-        needs_approval=True,
         execute=execute,
         approval_label="watch",
     )
@@ -179,14 +178,7 @@ async def prepare_watch(ctx: ToolContext, call_id: str, args: dict[str, Any]) ->
             lines.extend(_describe(w, now) for w in active)
             return ToolResult("\n".join(lines))
 
-        return PreparedItem(
-            call_id=call_id,
-            func_name="watch",
-            args=args,
-            header="watch list",
-            needs_approval=False,
-            execute=run_list,
-        )
+        return PreparedItem(call_id, "watch", args, "watch list", needs_approval=False, execute=run_list)
 
     key = require_str(args, "name")
     if key is None or not key.strip():
@@ -206,12 +198,7 @@ async def prepare_watch(ctx: ToolContext, call_id: str, args: dict[str, Any]) ->
         return ToolResult(f"Watch {w['name']!r} (id {w['id']}) cancelled after {w['polls']} poll(s).")
 
     return PreparedItem(
-        call_id=call_id,
-        func_name="watch",
-        args=args,
-        header=f"watch cancel {key!r}",
-        needs_approval=False,
-        execute=run_cancel,
+        call_id, "watch", args, f"watch cancel {key!r}", needs_approval=False, execute=run_cancel
     )
 
 

@@ -202,7 +202,6 @@ async def prepare_web_fetch(ctx: ToolContext, call_id: str, args: dict[str, Any]
         args=args,
         header=f"web_fetch {url}",
         preview=f"GET {url}\nQuestion: {question}",
-        needs_approval=True,
         execute=execute,
     )
 
@@ -280,7 +279,6 @@ async def prepare_web_search(ctx: ToolContext, call_id: str, args: dict[str, Any
         args=args,
         header=f"web_search {query!r}",
         preview=f"Search ({topic}, up to {max_results}): {query}",
-        needs_approval=True,
         execute=execute,
     )
 
