@@ -118,7 +118,7 @@ async def test_risky_skill_is_flagged_before_approval(tmp_path: Path, skills_dir
 
 
 async def test_search_results_say_how_each_skill_is_activated(tmp_path: Path, skills_dir: Path) -> None:
-    ctx = make_ctx(tmp_path, state={"skills_dir": skills_dir})
+    ctx = make_ctx(tmp_path, skills_dir=skills_dir)
     _, found = await skill(ctx, action="search", query="slow database queries")
     assert found is not None
     line = next(line for line in found.text.splitlines() if line.startswith("- sql-tuning:"))
