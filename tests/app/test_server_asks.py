@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from textual.app import App, ComposeResult
 from textual.widgets import Input, Static, Switch, TextArea
-from turnstone_tui.mcp.status import ServerState
 
 from tests.helpers.mcp_servers import asking_server
 from turnstone_tui.app.screens.elicitation import ElicitationScreen

@@ -26,6 +26,7 @@ from tests.helpers.recording_ui import RecordingUI
 from turnstone_tui.core.session import ChatSession
 from turnstone_tui.core.types import ApprovalDecision, PreparedItem, ToolResult
 from turnstone_tui.providers.factory import create_provider
+from turnstone_tui.runtime import build_session
 from turnstone_tui.storage.db import Storage
 
 pytestmark = pytest.mark.timeout(900)
@@ -183,7 +184,7 @@ async def run_turns(server: ScriptedModelServer, provider: str, turn: dict[str, 
         storage = await Storage.open(cfg.db_path)
         ui = FaultyUI(default_approval=ApprovalDecision(approved=False))
         provider_client = create_provider(cfg)
-        session = ChatSession(cfg, provider_client, ui, storage=storage, cwd=cwd)
+        session = build_session(cfg, provider_client, ui, storage=storage, cwd=cwd)
         try:
             await session.start()
             with_faults(session)

@@ -18,9 +18,9 @@ from tests.helpers.recording_ui import RecordingUI
 from turnstone_tui.config import Config
 from turnstone_tui.core.arguments import check_arguments, parse_arguments
 from turnstone_tui.core.model_output import clean_text, unique_call_ids
-from turnstone_tui.core.session import ChatSession
 from turnstone_tui.core.types import ToolCall
 from turnstone_tui.providers.factory import create_provider
+from turnstone_tui.runtime import build_session
 from turnstone_tui.storage.db import Storage
 
 pytestmark = pytest.mark.timeout(120)
@@ -144,7 +144,7 @@ async def test_hostile_tool_calls_each_get_one_result_and_the_session_goes_on(
         cfg = session_config(server, tmp_path, provider)
         storage = await Storage.open(cfg.db_path)
         ui = RecordingUI()
-        session = ChatSession(cfg, create_provider(cfg), ui, storage=storage, cwd=tmp_path)
+        session = build_session(cfg, create_provider(cfg), ui, storage=storage, cwd=tmp_path)
         await session.start()
         await session.send("look at the files")
         await session.send("and now?")
@@ -176,7 +176,7 @@ async def test_cut_off_arguments_are_refused_not_repaired(model_server, tmp_path
     model_server.script([cut, Reply.text("ok")])
     cfg = session_config(model_server, tmp_path, "openai")
     ui = RecordingUI()
-    session = ChatSession(cfg, create_provider(cfg), ui, cwd=tmp_path, skip_permissions=True)
+    session = build_session(cfg, create_provider(cfg), ui, cwd=tmp_path, skip_permissions=True)
     await session.start()
     await session.send("write it")
     assert not target.exists()

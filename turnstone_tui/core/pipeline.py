@@ -245,4 +245,3 @@ class ToolPipeline:
             self.ctx.ui.on_tool_result(item.call_id, item.func_name, result)
         except Exception:  # the result stands even if a front end fails to show it
             log.exception("the front end failed to show the result of %s", item.call_id)
-
