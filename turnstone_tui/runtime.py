@@ -211,12 +211,13 @@ class Runtime:
     async def persisted_allow(self) -> list[str]:
         return list(await self.storage.get_setting("allow", []))
 
-    async def revoke_allow(self, tool_name: str) -> None:
-        current = set(await self.storage.get_setting("allow", []))
-        current.discard(tool_name)
-        await self.storage.set_setting("allow", sorted(current))
+    async def revoke(self, tool_names: set[str]) -> None:
+        """The one way to withdraw "always allow": from the saved list and from every open session."""
+        saved = set(await self.storage.get_setting("allow", []))
+        if saved & tool_names:
+            await self.storage.set_setting("allow", sorted(saved - tool_names))
         for session in self.sessions.values():
-            session.policy.auto_approve.discard(tool_name)
+            session.policy.revoke(tool_names)
 
     # --- watches --------------------------------------------------------------------------
     def _start_watch_runner(self) -> None:

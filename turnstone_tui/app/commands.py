@@ -179,11 +179,7 @@ async def _permissions(app: TurnstoneApp, argument: str) -> None:
     revoked = await app.push_screen_wait(PermissionsScreen(entries))
     if not revoked:
         return
-    for name in revoked:
-        if name in persisted:
-            await runtime.revoke_allow(name)
-        for open_session in runtime.sessions.values():
-            open_session.auto_approve.discard(name)
+    await runtime.revoke(set(revoked))
     note = ", ".join(sorted(revoked))
     in_file = sorted(set(revoked) & from_config)
     message = f"Revoked: {note}. These tools ask for approval again."

@@ -52,6 +52,10 @@ class ApprovalPolicy:
             or item.func_name in self.auto_approve
         )
 
+    def revoke(self, names: set[str]) -> None:
+        """These tools ask for approval again."""
+        self.auto_approve.difference_update(names)
+
 
 class ToolPipeline:
     def __init__(
