@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import logging
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import __version__
 from .config import Config, ConfigError, load_config
+
+if TYPE_CHECKING:
+    from .runtime import Runtime
 
 PROG = "turnstone-tui"
 
@@ -157,12 +162,14 @@ def run_app(cfg: Config, args: argparse.Namespace) -> int:
         default_registry()
     except ToolDefinitionError as exc:
         return _fail(str(exc), 1)
-    from .runtime import Runtime
-
-    options = _runtime_options(args)
 
     async def make_runtime() -> Runtime:
-        return await Runtime.create(cfg, options=options)
+        # The engine's modules are imported in a thread: the app has drawn its first frame by now
+        # and keeps taking keys while they load.
+        runtime_module = await asyncio.to_thread(importlib.import_module, f"{__package__}.runtime")
+        options = _runtime_options(args)
+        options.warm_imports = True
+        return await runtime_module.Runtime.create(cfg, options=options)
 
     # The runtime (storage, provider, MCP) is built inside the app so the first frame is not delayed.
     app = TurnstoneApp(runtime_factory=make_runtime, resume_id=args.resume)

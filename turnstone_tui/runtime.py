@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import importlib
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -31,6 +32,19 @@ class RuntimeOptions:
     cwd: Path | None = None
     start_mcp: bool = True
     start_watches: bool = True
+    warm_imports: bool = False
+    """Once the first session is ready, import in a thread what the first tool call would otherwise
+    import on the event loop (the app; a headless run would only wait for it at exit)."""
+
+
+WARM_MODULES = ("bashlex", "jsonschema")
+"""Kept off the start-up path (bashlex builds parser tables on import), loaded after it."""
+
+
+def _warm_imports() -> None:
+    for name in WARM_MODULES:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
 
 
 class Runtime:
@@ -53,19 +67,24 @@ class Runtime:
         self.sessions: dict[str, ChatSession] = {}
         self._watch_runner: Any = None
         self._provider_listeners: list[Callable[[Provider], None]] = []
+        self._warm_timer: asyncio.TimerHandle | None = None
 
     @classmethod
     async def create(
         cls, config: Config, *, provider: Provider | None = None, options: RuntimeOptions | None = None
     ) -> Runtime:
         """Open storage, make the provider and start MCP (in the background) and the watch runner."""
-        from .providers.factory import create_provider
+        from .providers.factory import create_provider, import_provider_module
 
         options = options or RuntimeOptions()
         registry = default_registry()  # raises ToolDefinitionError naming a bad file
         storage = await Storage.open(config.resolved_db_path())
         try:
-            provider = provider or create_provider(config)
+            if provider is None:
+                # Only the selected provider's SDK, imported in a thread: seconds of CPU that must
+                # not hold the event loop (the app has drawn its first frame and takes keys).
+                await asyncio.to_thread(import_provider_module, config)
+                provider = create_provider(config)
         except Exception:
             await storage.close()
             raise
@@ -96,6 +115,10 @@ class Runtime:
             session.ctx.state["watch_runner"] = self._watch_runner
         await session.start()
         self.sessions[session.session_id] = session
+        if self.options.warm_imports and self._warm_timer is None:
+            loop = asyncio.get_running_loop()
+            # A second later: the first screen of the session is drawn by then.
+            self._warm_timer = loop.call_later(1.0, loop.run_in_executor, None, _warm_imports)
         return session
 
     async def close_session(self, session: ChatSession) -> None:
@@ -196,6 +219,8 @@ class Runtime:
         asyncio.get_running_loop().create_task(session.inject(text))
 
     async def aclose(self) -> None:
+        if self._warm_timer is not None:
+            self._warm_timer.cancel()
         for session in list(self.sessions.values()):
             await session.aclose()
         if self._watch_runner is not None:
@@ -209,12 +234,18 @@ class Runtime:
 
 
 async def _start_mcp(config: Config, mcp_config_path: str | None, cwd: Path | None = None) -> Any | None:
+    """The MCP manager, connecting in the background; None when no server is configured (then the
+    ``mcp`` SDK is never imported: a second of CPU at start-up). ConfigError for an unreadable file."""
+    from .mcp.config import load_server_configs
+
+    path = mcp_config_path or config.mcp.config_path or None
+    if not load_server_configs(config, path):
+        return None
     try:
+        await asyncio.to_thread(importlib.import_module, f"{__package__}.mcp.manager")
         from .mcp.manager import McpManager
     except ImportError:
         return None
-    manager = McpManager.from_config(config, mcp_config_path or config.mcp.config_path or None, cwd=cwd)
-    if not manager.statuses():
-        return manager
+    manager = McpManager.from_config(config, path, cwd=cwd)
     await manager.start()
     return manager

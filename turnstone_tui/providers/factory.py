@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import importlib
 
 from ..config import Config, ConfigError
-from .anthropic_provider import AnthropicProvider
 from .base import Provider, ProviderError
-from .openai_provider import OpenAIProvider
+
+PROVIDER_MODULES = {
+    "openai": f"{__package__}.openai_provider",
+    "anthropic": f"{__package__}.anthropic_provider",
+    "local": f"{__package__}.local_provider",
+}
+"""The module of each provider. Each imports its SDK (seconds of CPU for ``anthropic``), so only the
+selected one is ever imported, and the app imports it in a thread after its first frame."""
 
 HOSTED_HOSTS = ("api.openai.com", "api.anthropic.com")
 GENERIC_LOCAL_HINT = (
@@ -25,6 +33,16 @@ def provider_name(config: Config) -> str:
     if config.model.name.lower().startswith("claude"):
         return "anthropic"
     return "openai"
+
+
+def import_provider_module(config: Config) -> None:
+    """Import the module (and SDK) of the provider ``config`` selects. Slow and blocking: call it
+    in a thread (``asyncio.to_thread``); ``create_provider`` then finds it imported. An import
+    failure is left for ``create_provider`` to report."""
+    module = PROVIDER_MODULES.get(provider_name(config))
+    if module is not None:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(module)
 
 
 def _local_provider(config: Config) -> Provider:
@@ -46,10 +64,14 @@ def create_provider(config: Config) -> Provider:
     """Build the provider for ``config``. Raises ProviderError when it cannot be built."""
     name = provider_name(config)
     if name == "anthropic":
+        from .anthropic_provider import AnthropicProvider
+
         return AnthropicProvider.from_config(config)
     if name == "local":
         return _local_provider(config)
     if name == "openai":
+        from .openai_provider import OpenAIProvider
+
         return OpenAIProvider.from_config(config)
     raise ProviderError(f"unknown provider {name!r} (expected openai, anthropic or local)")
 
