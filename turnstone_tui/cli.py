@@ -144,13 +144,14 @@ async def run_headless(cfg: Config, prompt: str, args: argparse.Namespace) -> in
     from .headless import HeadlessUI
     from .providers.base import ProviderError
     from .runtime import Runtime
+    from .storage.db import StorageError
 
     ui = HeadlessUI()
     if _debug_mode():
         _report_stalls(ui.on_info)
     try:
         runtime = await Runtime.create(cfg, options=_runtime_options(args))
-    except (ProviderError, ToolDefinitionError, ConfigError) as exc:
+    except (ProviderError, ToolDefinitionError, ConfigError, StorageError) as exc:
         return _fail(str(exc), 1)
     try:
         banner = getattr(runtime.provider, "banner", None)
