@@ -315,3 +315,49 @@ class CpuHog:
 
 def busy_context(busy: bool) -> contextlib.AbstractContextManager[object]:
     return CpuHog() if busy else contextlib.nullcontext()
+
+
+# -- the real app against the scripted model server -------------------------------------------
+
+
+def write_app_config(path: Path, base_url: str, db: Path) -> Path:
+    """A config.toml for the scripted model server (OpenAI protocol), the database in ``db``."""
+    path.write_text(
+        f'db_path = "{db}"\n\n[api]\nbase_url = "{base_url}"\napi_key = "bench-key"\n\n'
+        '[model]\nname = "scripted-model"\nprovider = "openai"\nretries = 0\ncontext_window = 200000\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+READY_MARK = "shift+enter"
+"""On the welcome line the app shows once the session can take prompts."""
+
+
+def key_latencies(term: Terminal, count: int, timeout: float = 30.0) -> list[float]:
+    """Type ``count`` letters one at a time; for each, the time from writing it to the terminal
+    until the text typed so far (after an unmeasured "ZQ" prefix, so it is unique on the screen)
+    is on the screen. Erases what it typed (backspaces) at the end."""
+    alphabet = "qwertyuiopasdfghjklzxcvbnm"
+    prefix = "ZQ"
+    typed = ""
+    latencies: list[float] = []
+
+    def restart() -> None:
+        term.send(prefix)
+        term.wait_for(lambda screen: prefix in screen.text, timeout)
+
+    restart()
+    for i in range(count):
+        if len(typed) >= 20:  # keep the line short: erase and start again
+            term.send(b"\x7f" * (len(typed) + len(prefix)))
+            term.wait_for(lambda screen, old=prefix + typed: old not in screen.text, timeout)
+            typed = ""
+            restart()
+        typed += alphabet[(i * 7) % len(alphabet)]
+        sent = term.send(typed[-1])
+        shown = term.wait_for(lambda screen, text=prefix + typed: text in screen.text, timeout)
+        latencies.append((shown if shown is not None else time.monotonic()) - sent)
+        time.sleep(0.03)
+    term.send(b"\x7f" * (len(typed) + len(prefix)))
+    return latencies
