@@ -203,6 +203,7 @@ class TurnstoneApp(App[None]):
             self.set_interval(1, self._gc_tick)
         self._session_ready.set()
         self.refresh_bindings()
+        self.call_later(self._send_next_queued)  # type-ahead from while the session started
 
     def refresh_status(self) -> None:
         if self.session is not None:
@@ -270,11 +271,9 @@ class TurnstoneApp(App[None]):
         self.send_prompt(text)
 
     def send_prompt(self, text: str) -> bool:
-        """Start a turn; False (with a notice) while another turn runs or no session is ready."""
-        if self.session is None or not self.ready:
-            self.notify("The session is still starting…", severity="warning")
-            return False
-        if self.busy:
+        """Start a turn; False while another turn runs or the session is starting: then the prompt
+        is queued (shown in the chat) and sent when the session is ready."""
+        if self.session is None or not self.ready or self.busy:  # sent once the session is free
             self._queued.add(text, self.chat)
             return False
         self.busy = True
@@ -283,7 +282,7 @@ class TurnstoneApp(App[None]):
         return True
 
     def _send_next_queued(self) -> None:
-        if self._queued and not self.busy:
+        if self._queued and self.ready and not self.busy:
             self.send_prompt(self._queued.pop() or "")
 
     def _unqueue_to_prompt(self) -> None:
@@ -358,12 +357,21 @@ class TurnstoneApp(App[None]):
             self.notify("Cancelling…", timeout=2)
 
     async def action_ctrl_c(self) -> None:
+        """As in Claude Code and Codex: copy a selection, else clear the prompt's text, else
+        interrupt the running turn (as esc), and only when idle with an empty prompt arm quit."""
         focused = self.focused
         if isinstance(focused, PromptInput) and focused.selected_text:
             focused.action_copy()
             return
+        armed_at, self._quit_armed_at = self._quit_armed_at, None  # any other use disarms quit
+        if self.prompt.text:
+            self.prompt.clear()
+            return
+        if self.busy:
+            self.action_cancel_turn()
+            return
         now = clock.now() if not clock.is_frozen() else asyncio.get_running_loop().time()
-        if self._quit_armed_at is not None and now - self._quit_armed_at <= QUIT_CONFIRM_SECONDS:
+        if armed_at is not None and now - armed_at <= QUIT_CONFIRM_SECONDS:
             await self.action_quit()
             return
         self._quit_armed_at = now
