@@ -7,12 +7,14 @@ from pathlib import Path
 
 from textual import events
 from textual.pilot import Pilot
+from textual.widgets import Static
 
 from tests.app.conftest import make_runtime
 from tests.app.helpers import answers, infos, send, start, wait_until
 from tests.helpers.model_server import Reply, ScriptedModelServer
 from turnstone_tui.app.app import TurnstoneApp
 from turnstone_tui.app.screens.help import HelpScreen
+from turnstone_tui.app.screens.permissions import PermissionsScreen
 from turnstone_tui.runtime import Runtime
 from turnstone_tui.widgets.chat_messages import UserMessage
 from turnstone_tui.widgets.prompt_input import CompletionMenu
@@ -116,3 +118,31 @@ async def test_type_ahead_while_starting_is_queued_visibly_and_sent_when_ready(
         assert [u.text for u in app.query(UserMessage)] == ["typed early"]
         assert "queued: typed early" not in infos(app)
         assert model_server.model_requests()[0].body["messages"][-1]["content"] == "typed early"
+
+
+async def test_permissions_tells_which_tools_never_ask(
+    app: TurnstoneApp, model_server: ScriptedModelServer
+) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        await start(pilot)
+        assert app.session is not None and not app.session.auto_approve
+        await send(pilot, "/permissions", wait=False)
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionsScreen), what="/permissions")
+        shown = " ".join(str(s.render()) for s in app.screen.query(Static))
+        assert "nothing is auto-approved" not in shown.lower()
+        assert "read_file" in shown and "search" in shown and "without asking" in shown
+        assert "bash" not in shown  # bash asks
+
+
+async def test_ui_theme_from_the_config_is_used(
+    model_server: ScriptedModelServer, tmp_path: Path, frozen_clock: None
+) -> None:
+    runtime = await make_runtime(model_server, tmp_path)
+    runtime.config.ui.theme = "nord"
+    app = TurnstoneApp(runtime, cwd=runtime.options.cwd)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await start(pilot)
+            assert app.theme == "nord"
+    finally:
+        await runtime.aclose()

@@ -156,6 +156,13 @@ class TurnstoneApp(App[None]):
 
     def show_model(self, runtime: Runtime) -> None:
         self.main.show_model(runtime.provider.model, runtime.provider.name)
+        theme = runtime.config.ui.theme
+        if theme and theme != self.theme:  # [ui] theme
+            if theme in self.available_themes:
+                self.theme = theme
+            else:
+                known = ", ".join(sorted(self.available_themes))
+                self.notify(f"Unknown theme {theme!r} in [ui] theme; known: {known}", severity="warning")
 
     @work(group="session", exclusive=True, exit_on_error=False)
     async def _start_session(self, session_id: str | None, *, replay: bool = True) -> None:
