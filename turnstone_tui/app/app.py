@@ -184,9 +184,10 @@ class TurnstoneApp(App[None]):
             ):
                 self._remove_mcp_listener = runtime.mcp.add_listener(lambda _event: self.refresh_status())
             if runtime.mcp is not None and hasattr(runtime.mcp, "set_asks"):
-                from .server_asks import AppServerAsks
+                from .server_asks import AppServerAsks, server_errors_as_toasts
 
                 runtime.mcp.set_asks(AppServerAsks(self, lambda: runtime.provider.model))
+                runtime.mcp.add_listener(server_errors_as_toasts(self))
         except Exception as exc:  # storage or provider problems: shown, the app stays up
             log.exception("could not start a session")
             await self.chat.add_error(f"Could not start a session: {exc}")

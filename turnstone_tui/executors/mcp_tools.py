@@ -67,7 +67,14 @@ async def prepare_mcp_tool(ctx: ToolContext, call_id: str, name: str, args: dict
             server, tool = found
 
     async def execute(ectx: ExecContext) -> ToolResult:
-        return _truncated(ctx, await mcp.call_tool(name, args))
+        report = getattr(ctx.ui, "on_tool_progress", None)
+        if not callable(report):
+            return _truncated(ctx, await mcp.call_tool(name, args))
+
+        def progress(value: float, total: float | None, message: str | None) -> None:
+            report(ectx.call_id, value, total, message)
+
+        return _truncated(ctx, await mcp.call_tool(name, args, on_progress=progress))  # type: ignore[call-arg]
 
     return PreparedItem(
         call_id=call_id,
