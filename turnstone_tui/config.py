@@ -95,6 +95,7 @@ class McpConfig:
     log_level: str = ""  # logging/setLevel sent to servers that log ("" = their default)
     roots: list[str] = field(default_factory=list)  # offered as roots besides the working directory
     first_turn_wait: float = 10.0  # seconds the first prompt waits for servers still connecting
+    auto_approve_read_only: bool = False  # run tools the server marks readOnlyHint without asking
     servers: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 

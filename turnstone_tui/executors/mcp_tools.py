@@ -76,14 +76,19 @@ async def prepare_mcp_tool(ctx: ToolContext, call_id: str, name: str, args: dict
 
         return _truncated(ctx, await mcp.call_tool(name, args, on_progress=progress))  # type: ignore[call-arg]
 
+    info = mcp.tool_info(name) if callable(getattr(mcp, "tool_info", None)) else None  # type: ignore[union-attr]
+    hint = info.hint_label() if info is not None else ""
+    # Annotations are the server's claims: shown in the approval modal; trusted to skip the
+    # question only when the user opted in ([mcp] auto_approve_read_only).
+    trusted_read_only = hint == "read-only" and ctx.config.mcp.auto_approve_read_only
     return PreparedItem(
         call_id=call_id,
         func_name=name,
         args=args,
-        header=f"mcp: {server} › {tool}",
+        header=f"mcp: {server} › {tool}" + (f"  [{hint}]" if hint else ""),
         preview=_pretty(args),
         preview_kind="json",
-        needs_approval=True,
+        needs_approval=not trusted_read_only,
         execute=execute,
         approval_label=name,
     )

@@ -648,6 +648,18 @@ class ServerConnection:
             ) from None
         except McpCallError:
             raise
+        except RuntimeError as exc:
+            text = str(exc)
+            if "structured content" in text or "output schema" in text or "Invalid schema for tool" in text:
+                # The SDK checks structuredContent against the tool's outputSchema: the reply is
+                # wrong, the connection is fine.
+                raise McpCallError(
+                    f"MCP server '{self.name}': {what} returned a result that does not match its "
+                    f"outputSchema ({text})"
+                ) from None
+            if self._broken is None:
+                self._mark_broken(f"{what} failed: {describe_error(exc)}")
+            raise McpCallError(f"MCP server '{self.name}' failed during {what}: {self.error}") from None
         except Exception as exc:
             if self._broken is None:
                 self._mark_broken(f"{what} failed: {describe_error(exc)}")
