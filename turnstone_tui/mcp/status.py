@@ -80,6 +80,7 @@ class ServerStatus:
     progress: tuple[ProgressInfo, ...] = ()
     log_count: int = 0  # log messages kept for the panel's log view
     instructions: str = ""  # what the server said about itself at initialize
+    needs_login: bool = False  # failed because the server answered 401/403 (see error)
 
 
 @dataclass(frozen=True, slots=True)

@@ -107,6 +107,8 @@ def server_label(status: Any) -> Content:
         parts.append((f"  {counts}", "$text-muted"))
         for progress in (getattr(status, "progress", ()) or ())[:1]:
             parts.append((f" ⟳ {progress.describe().split('  ')[0]}", "$text-accent"))
+    elif state == "failed" and getattr(status, "needs_login", False):
+        parts.append(("  needs login", "$text-warning"))
     elif state == "failed":
         parts.append(("  failed", "$text-error"))
     else:
