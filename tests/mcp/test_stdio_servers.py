@@ -191,9 +191,7 @@ async def test_server_killed_mid_call(make_manager) -> None:
 
 
 async def test_server_that_never_answers_initialize(make_manager) -> None:
-    manager = make_manager(
-        [stdio_server("mute", "--mode", "hang"), stdio_server("fine")], connect_timeout=6
-    )
+    manager = make_manager([stdio_server("mute", "--mode", "hang"), stdio_server("fine")], connect_timeout=6)
     started = time.monotonic()
     await manager.start()
     await manager.wait_ready(30)

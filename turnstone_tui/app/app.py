@@ -24,6 +24,7 @@ from ..core.resources import styles_dir
 from ..core.types import SessionState
 from ..providers.base import ProviderError
 from ..widgets import clock
+from ..widgets.chat_messages import InfoMessage
 from ..widgets.chat_view import ChatView
 from ..widgets.pane_grid import ParallelPanes
 from ..widgets.prompt_input import PromptInput
