@@ -104,3 +104,77 @@ def test_sampling_approval(snap_compare) -> None:
 def test_sample_review(snap_compare) -> None:
     result = SampleResult("Budget approved; the launch moves to May.", "scripted-model")
     assert snap_compare(ScreenHarness(SampleReviewScreen(SAMPLING, result)), terminal_size=(100, 24))
+
+
+# --- the MCP panel: a server that needs login, and a server's log view ---------------------
+
+
+class FixedServers:
+    """The panel's data source (`ManagerLike`) with fixed statuses and logs, so the picture is stable."""
+
+    def __init__(self) -> None:
+        from turnstone_tui.core.mcp_bridge import ProgressInfo, ServerState, ServerStatus, ToolInfo
+        from turnstone_tui.mcp.client_side import LogEntry
+
+        self._statuses = [
+            ServerStatus(
+                "notes",
+                ServerState.CONNECTED,
+                None,
+                [
+                    ToolInfo("mcp__notes__search", "search", "Search notes"),
+                    ToolInfo("mcp__notes__add", "add", ""),
+                ],
+                [],
+                [],
+                "stdio",
+                "python notes_server.py",
+                progress=(ProgressInfo("search", 2, 5, "indexing"),),
+                log_count=3,
+            ),
+            ServerStatus(
+                "tracker",
+                ServerState.FAILED,
+                'needs login: the server answered 401 Unauthorized (WWW-Authenticate: Bearer scope="issues:read")',
+                [],
+                [],
+                [],
+                "http",
+                "https://mcp.tracker.example/mcp",
+                needs_login=True,
+            ),
+        ]
+        self._logs = [
+            LogEntry(0.0, "info", "", "index opened (1,204 notes)"),
+            LogEntry(0.0, "warning", "", "3 notes have no title"),
+            LogEntry(0.0, "error", "", "could not read notes/broken.md: invalid UTF-8"),
+        ]
+
+    def statuses(self) -> list[Any]:
+        return self._statuses
+
+    def add_listener(self, cb: Any) -> Any:
+        return lambda: None
+
+    async def refresh(self, server: str | None = None) -> str:
+        return ""
+
+    def logs(self, server: str) -> list[Any]:
+        return self._logs if server == "notes" else []
+
+
+class PanelHarness(App[None]):
+    def compose(self) -> ComposeResult:
+        from turnstone_tui.widgets.mcp_panel import McpPanel
+
+        yield Static("the chat")
+        yield McpPanel(FixedServers())  # type: ignore[arg-type]
+
+
+def test_mcp_panel_needs_login_and_log_view(snap_compare) -> None:
+    async def run_before(pilot: Any) -> None:
+        await pilot.pause()
+        await pilot.press("v")  # the focused (first) server's log
+        await pilot.pause()
+
+    assert snap_compare(PanelHarness(), terminal_size=(100, 24), run_before=run_before)

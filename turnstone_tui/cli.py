@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import logging
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import __version__
 from .config import Config, ConfigError, load_config
 from .providers.registry import PROVIDER_NAMES
+
+if TYPE_CHECKING:
+    from .runtime import Runtime
 
 PROG = "turnstone-tui"
 
@@ -91,7 +96,15 @@ def _fail(message: str, code: int = 2) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    logging.basicConfig(level=os.environ.get("TURNSTONE_LOG", "WARNING").upper(), stream=sys.stderr)
+    log_file = os.environ.get("TURNSTONE_LOG_FILE")
+    logging.basicConfig(
+        level=os.environ.get("TURNSTONE_LOG", "WARNING").upper(),
+        **({"filename": log_file} if log_file else {"stream": sys.stderr}),
+    )
+    if _debug_mode():
+        # asyncio's debug mode for every loop this process makes (the app's too); stalls over
+        # 100 ms are reported (core.loop_watchdog) to the log, or in headless runs to stderr
+        os.environ["PYTHONASYNCIODEBUG"] = "1"
     if argv[:1] == ["mcp"]:
         return _mcp_command(argv[1:])
     args = build_parser().parse_args(argv)
@@ -105,6 +118,16 @@ def main(argv: list[str] | None = None) -> int:
             return _fail("the prompt is empty")
         return asyncio.run(run_headless(cfg, prompt, args))
     return run_app(cfg, args)
+
+
+def _debug_mode() -> bool:
+    return os.environ.get("TURNSTONE_DEBUG", "") not in ("", "0")
+
+
+def _report_stalls(report) -> None:  # noqa: ANN001
+    from .core.loop_watchdog import enable_stall_reports
+
+    enable_stall_reports(asyncio.get_running_loop(), report)
 
 
 def _runtime_options(args: argparse.Namespace):  # noqa: ANN202
@@ -122,11 +145,14 @@ async def run_headless(cfg: Config, prompt: str, args: argparse.Namespace) -> in
     from .core.registry import ToolDefinitionError
     from .headless import HeadlessUI
     from .runtime import Runtime
+    from .storage.db import StorageError
 
     ui = HeadlessUI()
+    if _debug_mode():
+        _report_stalls(ui.on_info)
     try:
         runtime = await Runtime.create(cfg, options=_runtime_options(args))
-    except (ProviderError, ToolDefinitionError, ConfigError) as exc:
+    except (ProviderError, ToolDefinitionError, ConfigError, StorageError) as exc:
         return _fail(str(exc), 1)
     try:
         banner = getattr(runtime.provider, "banner", None)
@@ -158,12 +184,16 @@ def run_app(cfg: Config, args: argparse.Namespace) -> int:
         default_registry()
     except ToolDefinitionError as exc:
         return _fail(str(exc), 1)
-    from .runtime import Runtime
-
-    options = _runtime_options(args)
 
     async def make_runtime() -> Runtime:
-        return await Runtime.create(cfg, options=options)
+        if _debug_mode():  # the app's loop: stalls go to the log (TURNSTONE_LOG_FILE)
+            _report_stalls(logging.getLogger("turnstone.stall").warning)
+        # The engine's modules are imported in a thread: the app has drawn its first frame by now
+        # and keeps taking keys while they load.
+        runtime_module = await asyncio.to_thread(importlib.import_module, f"{__package__}.runtime")
+        options = _runtime_options(args)
+        options.warm_imports = True
+        return await runtime_module.Runtime.create(cfg, options=options)
 
     # The runtime (storage, provider, MCP) is built inside the app so the first frame is not delayed.
     app = TurnstoneApp(runtime_factory=make_runtime, resume_id=args.resume)

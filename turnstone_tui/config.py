@@ -52,6 +52,9 @@ class ModelConfig:
     supports_vision: bool | None = None  # None: decided by provider
     retries: int = 3  # attempts after the first, on 429/5xx/connection errors
     retry_base_delay: float = 1.0  # seconds; doubles per attempt
+    # a stream that sends no byte for this long has stalled: retried once, then an error
+    stream_idle_timeout: float = 90.0
+    connect_timeout: float = 15.0  # seconds to open the connection
 
 
 @dataclass
@@ -92,6 +95,7 @@ class McpConfig:
     log_level: str = ""  # logging/setLevel sent to servers that log ("" = their default)
     roots: list[str] = field(default_factory=list)  # offered as roots besides the working directory
     first_turn_wait: float = 10.0  # seconds the first prompt waits for servers still connecting
+    auto_approve_read_only: bool = False  # run tools the server marks readOnlyHint without asking
     servers: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
@@ -190,6 +194,9 @@ def _validate(cfg: Config, src: str) -> None:
     ):
         if getattr(cfg.tools, key) <= 0:
             raise ConfigError(f"{src}: tools.{key}: must be positive")
+    for key in ("stream_idle_timeout", "connect_timeout"):
+        if getattr(cfg.model, key) <= 0:
+            raise ConfigError(f"{src}: model.{key}: must be positive")
     if cfg.model.context_window <= 0:
         raise ConfigError(f"{src}: model.context_window: must be positive")
     levels = ("debug", "info", "notice", "warning", "error", "critical", "alert", "emergency")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import importlib
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -80,6 +81,19 @@ class RuntimeOptions:
     cwd: Path | None = None
     start_mcp: bool = True
     start_watches: bool = True
+    warm_imports: bool = False
+    """Once the first session is ready, import in a thread what the first tool call would otherwise
+    import on the event loop (the app; a headless run would only wait for it at exit)."""
+
+
+WARM_MODULES = ("bashlex", "jsonschema")
+"""Kept off the start-up path (bashlex builds parser tables on import), loaded after it."""
+
+
+def _warm_imports() -> None:
+    for name in WARM_MODULES:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(name)
 
 
 class Runtime:
@@ -102,17 +116,24 @@ class Runtime:
         self.sessions: dict[str, ChatSession] = {}
         self._watch_runner: WatchRunner | None = None
         self._provider_listeners: list[Callable[[Provider], None]] = []
+        self._warm_timer: asyncio.TimerHandle | None = None
 
     @classmethod
     async def create(
         cls, config: Config, *, provider: Provider | None = None, options: RuntimeOptions | None = None
     ) -> Runtime:
         """Open storage, make the provider and start MCP (in the background) and the watch runner."""
+        from .providers.factory import import_provider_module
+
         options = options or RuntimeOptions()
         registry = default_registry()  # raises ToolDefinitionError naming a bad file
         storage = await Storage.open(config.resolved_db_path())
         try:
-            provider = provider or create_provider(config)
+            if provider is None:
+                # Only the selected provider's SDK, imported in a thread: seconds of CPU that must
+                # not hold the event loop (the app has drawn its first frame and takes keys).
+                await asyncio.to_thread(import_provider_module, config)
+                provider = create_provider(config)
         except Exception:
             await storage.close()
             raise
@@ -142,6 +163,10 @@ class Runtime:
         )
         await session.start()
         self.sessions[session.session_id] = session
+        if self.options.warm_imports and self._warm_timer is None:
+            loop = asyncio.get_running_loop()
+            # A second later: the first screen of the session is drawn by then.
+            self._warm_timer = loop.call_later(1.0, loop.run_in_executor, None, _warm_imports)
         return session
 
     async def close_session(self, session: ChatSession) -> None:
@@ -235,6 +260,8 @@ class Runtime:
         asyncio.get_running_loop().create_task(session.inject(text))
 
     async def aclose(self) -> None:
+        if self._warm_timer is not None:
+            self._warm_timer.cancel()
         for session in list(self.sessions.values()):
             await session.aclose()
         if self._watch_runner is not None:
@@ -247,11 +274,19 @@ class Runtime:
         await self.storage.close()
 
 
-async def _start_mcp(config: Config, mcp_config_path: str | None, cwd: Path | None = None) -> McpManager:
-    from .mcp.manager import McpManager  # the MCP SDK is slow to import: only when MCP starts
+async def _start_mcp(
+    config: Config, mcp_config_path: str | None, cwd: Path | None = None
+) -> McpManager | None:
+    """The MCP manager, connecting in the background; None when no server is configured (then the
+    ``mcp`` SDK is never imported: a second of CPU at start-up). ConfigError for an unreadable file."""
+    from .mcp.config import load_server_configs
 
-    manager = McpManager.from_config(config, mcp_config_path or config.mcp.config_path or None, cwd=cwd)
-    if not manager.statuses():
-        return manager
+    path = mcp_config_path or config.mcp.config_path or None
+    if not load_server_configs(config, path):
+        return None
+    await asyncio.to_thread(importlib.import_module, f"{__package__}.mcp.manager")
+    from .mcp.manager import McpManager
+
+    manager = McpManager.from_config(config, path, cwd=cwd)
     await manager.start()
     return manager

@@ -151,3 +151,72 @@ async def test_sampling_refused_and_answer_denied(manager: McpManager) -> None:
         await until(lambda: isinstance(app.screen, SampleReviewScreen))
         await pilot.press("escape")
         assert "denied the sampled answer" in (await asyncio.wait_for(call, 30)).text
+
+
+async def test_progress_reaches_the_tool_card_and_panel_logs(manager: McpManager, tmp_path) -> None:
+    """A real call through the MCP executor: the bridge posts progress, the card shows it; the panel
+    shows the server's progress and log, error logs pop up as toasts."""
+    from textual.containers import Vertical
+
+    from turnstone_tui.app import messages as m
+    from turnstone_tui.app.server_asks import server_errors_as_toasts
+    from turnstone_tui.app.ui_bridge import TextualSessionUI
+    from turnstone_tui.config import Config
+    from turnstone_tui.core.registry import default_registry
+    from turnstone_tui.core.tools import ToolContext
+    from turnstone_tui.core.types import ExecContext, PreparedItem
+    from turnstone_tui.executors.mcp_tools import prepare_mcp_tool
+    from turnstone_tui.widgets.mcp_panel import McpPanel
+    from turnstone_tui.widgets.tool_card import ToolCard
+
+    class CardHarness(App[None]):
+        def __init__(self) -> None:
+            super().__init__()
+            self.seen: list[str] = []
+            self.card: ToolCard | None = None
+
+        def compose(self) -> ComposeResult:
+            yield Vertical(id="cards")
+            yield McpPanel(manager)
+
+        def on_tool_progress(self, message: m.ToolProgress) -> None:
+            self.seen.append(message.text)
+            if self.card is not None:
+                self.card.set_progress(message.text)
+
+    app = CardHarness()
+    async with app.run_test(size=(120, 40)) as pilot:
+        manager.add_listener(server_errors_as_toasts(app))
+        bridge = TextualSessionUI(app)
+        ctx = ToolContext(
+            config=Config(), registry=default_registry(), cwd=tmp_path, session_id="s", ui=bridge, mcp=manager
+        )
+        item: PreparedItem = await prepare_mcp_tool(
+            ctx, "c1", "mcp__asking__steps", {"count": 4, "pause": 0.4}
+        )
+        app.card = ToolCard(item)
+        await app.query_one("#cards").mount(app.card)
+        app.card.mark_running()
+        assert item.execute is not None
+        run = asyncio.create_task(item.execute(ExecContext("c1", lambda text, stream: None)))
+        await until(lambda: any("50% step 2 of 4" == t for t in app.seen))
+        await pilot.pause()
+        assert "50% step 2 of 4" in str(app.card._status_view.render()) or "75%" in str(
+            app.card._status_view.render()
+        )
+        panel = app.query_one(McpPanel)
+        await until(lambda: "⟳" in str(panel._server_nodes["asking"].label))
+        assert (await asyncio.wait_for(run, 30)).text == "did 4 steps"
+        await until(lambda: "⟳" not in str(panel._server_nodes["asking"].label))
+
+        await until(lambda: len(manager.logs("asking")) == 3)
+        panel.server_tree.focus()
+        await pilot.press("v")
+        await pilot.pause()
+        log_text = str(panel.query_one("#mcp-log", Static).render())
+        assert "asking log" in log_text
+        assert "info starting the steps" in log_text and "erro a step complained" in log_text
+        await until(lambda: any("a step complained" in n.message for n in app._notifications))
+        await pilot.press("v")
+        await pilot.pause()
+        assert not panel.query_one("#mcp-log").display

@@ -72,7 +72,7 @@ def _call_spec(item: Any) -> ToolCallSpec:
 class Reply:
     """One scripted model response. Build with the class methods, not the constructor."""
 
-    kind: str = "text"  # text | tools | error | cut | stream_error | raw
+    kind: str = "text"  # text | tools | error | cut | stream_error | raw | stall
     content: str = ""
     reasoning: str = ""
     think_tags: bool = False  # OpenAI only: reasoning sent as <think>..</think> inside content
@@ -94,6 +94,9 @@ class Reply:
     web_search: dict[str, Any] | None = None
     # kind "raw": these SSE frames are sent verbatim (``"data: {...}\n\n"``, or with ``event:``)
     raw_events: list[str] = field(default_factory=list)
+    # kind "stall": say nothing for ``delay`` seconds (after the 200 headers unless
+    # ``stall_before_headers``), then drop the connection
+    stall_before_headers: bool = False
 
     @classmethod
     def text(cls, text: str, *, reasoning: str = "", think_tags: bool = False, **options: Any) -> Reply:
@@ -148,6 +151,11 @@ class Reply:
         """Stream ``text`` for ``events`` SSE events, then send an error event in the stream (as a
         server does when generation fails after the 200 response started) and end the body."""
         return cls(kind="stream_error", content=text, cut_at=events, error_message=message, **options)
+
+    @classmethod
+    def stall(cls, seconds: float, *, before_headers: bool = False) -> Reply:
+        """A server that goes silent: no answer at all, or 200 headers and then not a byte."""
+        return cls(kind="stall", delay=seconds, stall_before_headers=before_headers)
 
     @classmethod
     def raw(cls, frames: Iterable[str], **options: Any) -> Reply:
@@ -486,6 +494,9 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.kind == "raw":
             self._stream(reply, reply.raw_events)
             return
+        if reply.kind == "stall":
+            self._stall(reply)
+            return
         events = (openai_events if protocol == "openai" else anthropic_events)(reply, body, n)
         if reply.kind == "stream_error":
             limit = reply.cut_at or 0
@@ -506,6 +517,20 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(data)
         self.wfile.flush()
+
+    def _stall(self, reply: Reply) -> None:
+        try:
+            if not reply.stall_before_headers:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                self.wfile.flush()
+            self.server.owner._stopping.wait(reply.delay)
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            self.close_connection = True
 
     def _write_chunk(self, data: bytes) -> None:
         self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")

@@ -285,3 +285,30 @@ async def test_sampling_runs_on_the_current_model(model_server, real_tmp: Path) 
         assert runtime.mcp.roots == (tmp_path,)
     finally:
         await runtime.aclose()
+
+
+async def test_instructions_annotations_and_read_only_opt_in(make_manager, tmp_path: Path) -> None:
+    from turnstone_tui.config import Config
+    from turnstone_tui.core.protocol import NullUI
+    from turnstone_tui.core.registry import default_registry
+    from turnstone_tui.core.tools import ToolContext
+    from turnstone_tui.executors.mcp_tools import prepare_mcp_tool
+
+    manager = await _manager(make_manager, ScriptedUser())
+    catalog = manager.system_catalog()
+    assert '<server name="asking">\nasks its client for input, samples and roots\n</server>' in catalog
+
+    config = Config()
+    ctx = ToolContext(
+        config=config, registry=default_registry(), cwd=tmp_path, session_id="s", ui=NullUI(), mcp=manager
+    )
+    roots = await prepare_mcp_tool(ctx, "c1", "mcp__asking__show_roots", {})
+    steps = await prepare_mcp_tool(ctx, "c2", "mcp__asking__steps", {"count": 1})
+    plain = await prepare_mcp_tool(ctx, "c3", "mcp__asking__summarize", {"text": "x"})
+    assert roots.header == "mcp: asking › show_roots  [read-only]" and roots.needs_approval
+    assert steps.header == "mcp: asking › steps  [destructive]" and steps.needs_approval
+    assert plain.header == "mcp: asking › summarize"  # no annotations: no claim shown
+
+    config.mcp.auto_approve_read_only = True  # the user opts in: read-only tools run without asking
+    assert not (await prepare_mcp_tool(ctx, "c4", "mcp__asking__show_roots", {})).needs_approval
+    assert (await prepare_mcp_tool(ctx, "c5", "mcp__asking__steps", {"count": 1})).needs_approval

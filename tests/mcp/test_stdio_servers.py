@@ -104,7 +104,10 @@ async def test_resources_and_prompts(make_manager) -> None:
     assert needs_arg.is_error and "name" in needs_arg.text
 
     catalog = manager.system_catalog()
-    assert catalog.startswith("<mcp-resources>\n  docs://readme  Project readme\n")
+    assert catalog.startswith(  # the server's instructions come first, then the catalogue
+        '<mcp-server-instructions>\n<server name="demo">\ndemo server for turnstone-tui tests\n</server>\n'
+        "</mcp-server-instructions>\n\n<mcp-resources>\n  docs://readme  Project readme\n"
+    )
     assert "</mcp-resources>\nUse read_resource(uri='...')" in catalog
     assert "<mcp-prompts>\n  mcp__demo__greet(name)  Greet someone by name.\n" in catalog
     assert "</mcp-prompts>" in catalog
@@ -191,9 +194,7 @@ async def test_server_killed_mid_call(make_manager) -> None:
 
 
 async def test_server_that_never_answers_initialize(make_manager) -> None:
-    manager = make_manager(
-        [stdio_server("mute", "--mode", "hang"), stdio_server("fine")], connect_timeout=6
-    )
+    manager = make_manager([stdio_server("mute", "--mode", "hang"), stdio_server("fine")], connect_timeout=6)
     started = time.monotonic()
     await manager.start()
     await manager.wait_ready(30)

@@ -25,6 +25,7 @@ from ..core.provider import ProviderError
 from ..core.resources import styles_dir
 from ..core.types import SessionState
 from ..widgets import clock
+from ..widgets.chat_messages import InfoMessage
 from ..widgets.chat_view import ChatView
 from ..widgets.pane_grid import ParallelPanes
 from ..widgets.prompt_input import PromptInput
@@ -111,6 +112,8 @@ class TurnstoneApp(App[None]):
         self._engine_closed = False  # not `_closed`: that is MessagePump state
         self._queued = PromptQueue()
         self._remove_mcp_listener: Callable[[], None] | None = None
+        self._mcp_waited = False  # the first turn waited (or had no need to) for connecting servers
+        self._mcp_wait_skip: asyncio.Event | None = None  # set by esc during that wait
         self._session_ready = asyncio.Event()
         self._gc = GcPacer()
         config = runtime.config if runtime else None
@@ -157,6 +160,13 @@ class TurnstoneApp(App[None]):
 
     def show_model(self, runtime: Runtime) -> None:
         self.main.show_model(runtime.provider.model, runtime.provider.name)
+        theme = runtime.config.ui.theme
+        if theme and theme != self.theme:  # [ui] theme
+            if theme in self.available_themes:
+                self.theme = theme
+            else:
+                known = ", ".join(sorted(self.available_themes))
+                self.notify(f"Unknown theme {theme!r} in [ui] theme; known: {known}", severity="warning")
 
     @work(group="session", exclusive=True, exit_on_error=False)
     async def _start_session(self, session_id: str | None, *, replay: bool = True) -> None:
@@ -174,9 +184,10 @@ class TurnstoneApp(App[None]):
             if runtime.mcp is not None and self._remove_mcp_listener is None:
                 self._remove_mcp_listener = runtime.mcp.add_listener(lambda _event: self.refresh_status())
             if runtime.mcp is not None:
-                from .server_asks import AppServerAsks
+                from .server_asks import AppServerAsks, server_errors_as_toasts
 
                 runtime.mcp.set_asks(AppServerAsks(self, lambda: runtime.provider.model))
+                runtime.mcp.add_listener(server_errors_as_toasts(self))
         except Exception as exc:  # storage or provider problems: shown, the app stays up
             log.exception("could not start a session")
             await self.chat.add_error(f"Could not start a session: {exc}")
@@ -200,6 +211,7 @@ class TurnstoneApp(App[None]):
             self.set_interval(1, self._gc_tick)
         self._session_ready.set()
         self.refresh_bindings()
+        self.call_later(self._send_next_queued)  # type-ahead from while the session started
 
     def refresh_status(self) -> None:
         if self.session is not None:
@@ -267,11 +279,9 @@ class TurnstoneApp(App[None]):
         self.send_prompt(text)
 
     def send_prompt(self, text: str) -> bool:
-        """Start a turn; False (with a notice) while another turn runs or no session is ready."""
-        if self.session is None or not self.ready:
-            self.notify("The session is still starting…", severity="warning")
-            return False
-        if self.busy:
+        """Start a turn; False while another turn runs or the session is starting: then the prompt
+        is queued (shown in the chat) and sent when the session is ready."""
+        if self.session is None or not self.ready or self.busy:  # sent once the session is free
             self._queued.add(text, self.chat)
             return False
         self.busy = True
@@ -280,7 +290,7 @@ class TurnstoneApp(App[None]):
         return True
 
     def _send_next_queued(self) -> None:
-        if self._queued and not self.busy:
+        if self._queued and self.ready and not self.busy:
             self.send_prompt(self._queued.pop() or "")
 
     def _unqueue_to_prompt(self) -> None:
@@ -295,6 +305,7 @@ class TurnstoneApp(App[None]):
     @work(group="turn", exit_on_error=False)
     async def _run_turn(self, session: ChatSession, text: str) -> None:
         try:
+            await self._wait_for_mcp_servers()
             await session.send(text)
         except Exception as exc:  # the engine reports its own errors; this is a last resort
             log.exception("turn failed")
@@ -345,7 +356,45 @@ class TurnstoneApp(App[None]):
     def watch_ready(self) -> None:
         self.refresh_bindings()
 
+    async def _wait_for_mcp_servers(self) -> None:
+        """Before the first turn: wait (bounded by ``[mcp] first_turn_wait``, visibly, ``esc`` skips)
+        for MCP servers still connecting, so the model sees their tools."""
+        runtime = self.runtime
+        mcp = runtime.mcp if runtime is not None else None
+        if self._mcp_waited or mcp is None or not hasattr(mcp, "wait_ready"):
+            return
+        self._mcp_waited = True
+        connecting = [s.name for s in mcp.statuses() if str(s.state) == "connecting"]
+        limit = runtime.config.mcp.first_turn_wait if runtime is not None else 0
+        if not connecting or limit <= 0:
+            return
+        notice = InfoMessage(
+            f"waiting up to {limit:g}s for MCP server(s) still connecting: {', '.join(connecting)}"
+            " · esc to go on without them",
+            classes="-mcp-wait",
+        )
+        await self.chat.add(notice)
+        skip = self._mcp_wait_skip = asyncio.Event()
+        waiter = asyncio.ensure_future(mcp.wait_ready(limit))
+        skipper = asyncio.ensure_future(skip.wait())
+        try:
+            await asyncio.wait({waiter, skipper}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiter.cancel()
+            skipper.cancel()
+            self._mcp_wait_skip = None
+            notice.remove()
+        late = [s.name for s in mcp.statuses() if str(s.state) == "connecting"]
+        if late:
+            await self.chat.add_info(
+                f"going on without MCP server(s) still connecting: {', '.join(late)} "
+                "(their tools join when they connect)"
+            )
+
     def action_cancel_turn(self) -> None:
+        if self._mcp_wait_skip is not None:
+            self._mcp_wait_skip.set()
+            return
         if self.compaction is not None:
             self.compaction.cancel()
             return
@@ -355,12 +404,21 @@ class TurnstoneApp(App[None]):
             self.notify("Cancelling…", timeout=2)
 
     async def action_ctrl_c(self) -> None:
+        """As in Claude Code and Codex: copy a selection, else clear the prompt's text, else
+        interrupt the running turn (as esc), and only when idle with an empty prompt arm quit."""
         focused = self.focused
         if isinstance(focused, PromptInput) and focused.selected_text:
             focused.action_copy()
             return
+        armed_at, self._quit_armed_at = self._quit_armed_at, None  # any other use disarms quit
+        if self.prompt.text:
+            self.prompt.clear()
+            return
+        if self.busy:
+            self.action_cancel_turn()
+            return
         now = clock.now() if not clock.is_frozen() else asyncio.get_running_loop().time()
-        if self._quit_armed_at is not None and now - self._quit_armed_at <= QUIT_CONFIRM_SECONDS:
+        if armed_at is not None and now - armed_at <= QUIT_CONFIRM_SECONDS:
             await self.action_quit()
             return
         self._quit_armed_at = now

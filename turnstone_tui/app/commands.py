@@ -176,7 +176,8 @@ async def _permissions(app: TurnstoneApp, argument: str) -> None:
         Permission(name, _permission_source(name, persisted, from_config))
         for name in sorted(session_set | persisted | from_config)
     ]
-    revoked = await app.push_screen_wait(PermissionsScreen(entries))
+    read_only = sorted(runtime.registry.AGENT_AUTO_TOOLS)
+    revoked = await app.push_screen_wait(PermissionsScreen(entries, read_only))
     if not revoked:
         return
     await runtime.revoke(set(revoked))

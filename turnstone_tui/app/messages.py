@@ -99,6 +99,14 @@ class ToolFinished(EngineMessage):
 
 
 @dataclass
+class ToolProgress(EngineMessage):
+    """A running call reported progress (MCP ``notifications/progress``): ``text`` such as ``40% step 2``."""
+
+    call_id: str
+    text: str
+
+
+@dataclass
 class ApprovalRequested(EngineMessage):
     """The engine awaits ``future`` for a decision on ``items``."""
 

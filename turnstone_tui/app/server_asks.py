@@ -66,3 +66,16 @@ class AppServerAsks:
 
         future_default: str | None = None
         return await self._ask(SampleReviewScreen(request, result), future_default)
+
+
+def server_errors_as_toasts(app: App[Any]) -> Any:
+    """A manager listener: a server's error-level log message pops up as a toast."""
+    from ..mcp.client_side import ERROR_LEVELS
+
+    def on_event(event: Any) -> None:
+        entry = getattr(event, "log", None)
+        if event.kind == "log" and entry is not None and entry.level in ERROR_LEVELS:
+            text = " ".join(entry.text.split())[:300]
+            app.call_later(app.notify, text, title=f"MCP {event.server}: {entry.level}", severity="error")
+
+    return on_event

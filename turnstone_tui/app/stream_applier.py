@@ -55,6 +55,7 @@ class StreamApplier:
             m.ToolsPrepared: self._tools_prepared,
             m.ToolStarted: self._tool_started,
             m.ToolFinished: self._tool_finished,
+            m.ToolProgress: self._tool_progress,
             m.InfoPosted: self._info_posted,
             m.ErrorPosted: self._error_posted,
             m.StatusChanged: self._status_changed,
@@ -165,6 +166,11 @@ class StreamApplier:
             card.mark_running()
         if item.func_name == "bash":
             self._app.panes.start(item.call_id, _command_of(item))
+
+    def _tool_progress(self, message: m.ToolProgress) -> None:
+        card = self._app.chat.tool_card(message.call_id)
+        if card is not None:
+            card.set_progress(message.text)
 
     def _tool_finished(self, message: m.ToolFinished) -> None:
         panes = self._app.panes

@@ -131,6 +131,16 @@ class TextualSessionUI:
         self._run = run = m.OutputLines(call_id, stream, [line])
         items.append(run)
 
+    def on_tool_progress(
+        self, call_id: str, progress: float, total: float | None, message: str | None
+    ) -> None:
+        """A running MCP tool reported progress (optional: executors look for this method)."""
+        if total is not None and total > 0:
+            amount = f"{max(0.0, min(1.0, progress / total)):.0%}"
+        else:
+            amount = f"{progress:g}"
+        self._post(m.ToolProgress(call_id, f"{amount} {message or ''}".rstrip()))
+
     def on_tool_result(self, call_id: str, name: str, result: ToolResult) -> None:
         self._post(m.ToolFinished(call_id, name, result))
 

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import json_repair
-from jsonschema import Draft202012Validator
 
 from .model_output import clean_text, clean_value
 
@@ -175,6 +174,8 @@ def validate_arguments(args: dict[str, Any], schema: dict[str, Any]) -> tuple[di
     """Coerce obvious scalar mismatches, then validate; returns (args, error or None)."""
     props = schema.get("properties", {})
     args = _coerce_scalars(args, props)
+    from jsonschema import Draft202012Validator  # ~0.1 s to import: not on the start-up path
+
     validator = Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(args), key=lambda e: list(e.path))
     if not errors:

@@ -27,7 +27,17 @@ class ToolInfo:
     name: str  # the server's own tool name
     description: str
     input_schema: dict[str, Any] = field(default_factory=dict)
-    read_only: bool | None = None  # the server's readOnlyHint annotation (None: not given)
+    # The server's hints (ToolAnnotations); untrusted: shown to the user, used only on opt-in.
+    read_only: bool | None = None
+    destructive: bool | None = None
+
+    def hint_label(self) -> str:
+        """``read-only`` / ``destructive`` / ``""``: what the server claims the tool does."""
+        if self.read_only:
+            return "read-only"
+        if self.destructive or (self.read_only is False and self.destructive is None):
+            return "destructive"
+        return ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +87,7 @@ class ServerStatus:
     progress: tuple[ProgressInfo, ...] = ()
     log_count: int = 0  # log messages kept for the panel's log view
     instructions: str = ""  # what the server said about itself at initialize
+    needs_login: bool = False  # failed because the server answered 401/403 (see error)
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,8 +40,6 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-import bashlex  # type: ignore[import-untyped]
-
 from .shell_words import Word, expand_braces, literal, read_word
 
 MAX_COMMAND_CHARS = 100_000
@@ -191,6 +189,10 @@ def _check_script(text: str, depth: int) -> None:
             f"refused: commands nested more than {MAX_DEPTH} levels deep (bash -c, eval, ...) cannot be checked; "
             "run them directly"
         )
+    # Imported here: bashlex builds its parser tables on import (~0.3 s of CPU), which start-up
+    # should not pay; the app's runtime warms it in a thread once the session is ready.
+    import bashlex  # type: ignore[import-untyped]
+
     source = _unquote_heredoc_delimiters(text)
     state = _State(depth)
     try:

@@ -65,15 +65,28 @@ async def prepare_mcp_tool(ctx: ToolContext, call_id: str, name: str, args: dict
         server, tool = found
 
     async def execute(ectx: ExecContext) -> ToolResult:
-        return _truncated(ctx, await mcp.call_tool(name, args))
+        report = getattr(ctx.ui, "on_tool_progress", None)
+        if not callable(report):
+            return _truncated(ctx, await mcp.call_tool(name, args))
 
+        def progress(value: float, total: float | None, message: str | None) -> None:
+            report(ectx.call_id, value, total, message)
+
+        return _truncated(ctx, await mcp.call_tool(name, args, on_progress=progress))  # type: ignore[call-arg]
+
+    info = mcp.tool_info(name) if callable(getattr(mcp, "tool_info", None)) else None  # type: ignore[union-attr]
+    hint = info.hint_label() if info is not None else ""
+    # Annotations are the server's claims: shown in the approval modal; trusted to skip the
+    # question only when the user opted in ([mcp] auto_approve_read_only).
+    trusted_read_only = hint == "read-only" and ctx.config.mcp.auto_approve_read_only
     return PreparedItem(
         call_id=call_id,
         func_name=name,
         args=args,
-        header=f"mcp: {server} › {tool}",
+        header=f"mcp: {server} › {tool}" + (f"  [{hint}]" if hint else ""),
         preview=_pretty(args),
         preview_kind="json",
+        needs_approval=not trusted_read_only,
         execute=execute,
         approval_label=name,
     )

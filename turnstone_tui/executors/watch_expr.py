@@ -11,7 +11,13 @@ Allowed:
 - method calls from a short list (``.get .lower .upper .strip .startswith .endswith .split .count
   .keys .values .items`` ...) and only on str / dict / list / tuple values, checked when called;
 - generator expressions with a single ``for`` over a plain name and no nesting (so
-  ``any("fail" in j for j in data["jobs"])`` works but loops cannot multiply).
+  ``any("fail" in j for j in data["jobs"])`` works but loops cannot multiply); the iterable may not
+  be built by an operator (``for x in "a" * 99999``), and the body may not repeat (``*``) or call
+  sorted/list/tuple/dict/min/max/any/all/str;
+- string constants up to 1000 characters, ``*`` results up to 100,000 items.
+
+These static limits keep ordinary expressions cheap; the evaluation itself runs in a child
+process with a CPU budget (watch_eval), so no expression can hold the event loop.
 
 Refused: any other node (lambda, comprehensions, f-strings, walrus, starred...), any attribute
 that is not one of those method calls, any name starting with ``_``, any other name (getattr,
@@ -29,7 +35,11 @@ from typing import Any
 
 MAX_EXPR_CHARS = 2000
 MAX_NODES = 400
-MAX_SEQUENCE_RESULT = 1_000_000  # items/characters a "*" may produce
+MAX_SEQUENCE_RESULT = 100_000  # items/characters a "*" may produce (poll output is 64 KB)
+MAX_STRING_CONSTANT = 1000
+# calls whose cost grows with their argument: not allowed inside a generator's body, where they
+# would run once per item (``any(sorted(output) == x for x in output)`` is quadratic)
+COSTLY_IN_LOOP = frozenset({"sorted", "list", "tuple", "dict", "min", "max", "any", "all", "str"})
 MAX_POW_BITS = 4096
 
 VARIABLES = frozenset({"output", "data", "exit_code", "prev_output", "changed"})
@@ -203,11 +213,15 @@ class _Checker(ast.NodeVisitor):
     def visit_Constant(self, node: ast.Constant) -> None:  # noqa: N802
         if not isinstance(node.value, str | int | float | bool | type(None)):
             raise WatchExprError(f"constant of type {type(node.value).__name__} is not allowed")
+        if isinstance(node.value, str) and len(node.value) > MAX_STRING_CONSTANT:
+            raise WatchExprError(f"string constants are limited to {MAX_STRING_CONSTANT} characters")
         self.generic_visit(node)
 
     def visit_BinOp(self, node: ast.BinOp) -> None:  # noqa: N802
         if isinstance(node.op, ast.LShift | ast.RShift | ast.MatMult):
             raise WatchExprError(f"operator {type(node.op).__name__} is not allowed")
+        if self.generator_depth and isinstance(node.op, ast.Mult | ast.Pow):
+            raise WatchExprError("repetition (* or **) inside a generator expression is not allowed")
         self.generic_visit(node)
 
     def visit_Call(self, node: ast.Call) -> None:  # noqa: N802
@@ -218,6 +232,10 @@ class _Checker(ast.NodeVisitor):
             raise WatchExprError("*args / **kwargs are not allowed")
         func = node.func
         if isinstance(func, ast.Name):
+            if self.generator_depth and func.id in COSTLY_IN_LOOP:
+                raise WatchExprError(
+                    f"{func.id}() inside a generator expression is not allowed (it would run once per item)"
+                )
             if func.id not in SAFE_BUILTINS:
                 raise WatchExprError(f"calling {func.id!r} is not allowed (only {', '.join(SAFE_BUILTINS)})")
         elif isinstance(func, ast.Attribute):
@@ -248,6 +266,10 @@ class _Checker(ast.NodeVisitor):
         if target.startswith("_") or target in SAFE_BUILTINS or target in VARIABLES:
             raise WatchExprError(f"loop variable name {target!r} is not allowed")
         self.count += 1
+        if isinstance(gen.iter, ast.BinOp | ast.GeneratorExp):
+            raise WatchExprError(
+                "a generator must loop over a value (a name, item or method call), not an operation"
+            )
         self.visit(gen.iter)  # the iterable cannot use the loop variable
         self.generator_depth += 1
         self.bound.add(target)

@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Any
 from ..core.child_env import scrubbed_env
 from ..core.truncate import HeadTailBuffer
 from .proc_group import BufferSink, run_process
-from .watch_expr import Condition, WatchExprError, compile_condition, poll_variables
+from .watch_eval import DEFAULT_BUDGET, WatchBudgetError, evaluate_in_child
+from .watch_expr import WatchExprError, compile_condition, poll_variables
 
 if TYPE_CHECKING:
     from ..storage.db import Storage
@@ -56,6 +57,7 @@ class WatchRunner:
         clock: Callable[[], float] = time.time,
         *,
         command_timeout: float = COMMAND_TIMEOUT,
+        eval_budget: float = DEFAULT_BUDGET,
         default_cwd: Path | None = None,
     ) -> None:
         self.storage = storage
@@ -63,6 +65,7 @@ class WatchRunner:
         self.check_interval = check_interval
         self.clock = clock
         self.command_timeout = command_timeout
+        self.eval_budget = eval_budget
         self.default_cwd = default_cwd or Path.home()
         self._task: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
@@ -157,6 +160,36 @@ class WatchRunner:
         code = outcome.returncode if outcome.returncode is not None else -1
         return output, code, problem
 
+    async def _evaluate(
+        self, wid: str, name: str, stop_on: str, variables: dict[str, Any], exit_code: int, output: str
+    ) -> bool | str:
+        """True/False, or the text that stops the watch (over budget, or failing again and again).
+
+        The evaluation runs in a child process with a CPU budget: an expression can never hold
+        the event loop (the app, headless runs, every session on this database).
+        """
+        try:
+            met = await evaluate_in_child(stop_on, variables, self.eval_budget)
+        except WatchBudgetError as exc:
+            self._expr_errors.pop(wid, None)
+            return (
+                f"[watch {name}] stopped: {exc}. Create the watch again with a cheaper condition. "
+                f"Last output (exit code {exit_code}):\n{output}"
+            )
+        except WatchExprError as exc:
+            errors = self._expr_errors.get(wid, 0) + 1
+            self._expr_errors[wid] = errors
+            if errors >= MAX_EXPR_ERRORS:
+                return (
+                    f"[watch {name}] stopped: stop_on `{stop_on}` failed {errors} polls in a row ({exc}). "
+                    f"Last output (exit code {exit_code}):\n{output}"
+                )
+            return False
+        except OSError as exc:
+            return f"[watch {name}] stopped: stop_on could not be evaluated ({exc})"
+        self._expr_errors.pop(wid, None)
+        return met
+
     async def poll(self, watch: dict[str, Any]) -> bool:
         """Run one poll of ``watch``; True when it fired (and was cancelled)."""
         wid, name = watch["id"], watch["name"]
@@ -170,18 +203,18 @@ class WatchRunner:
         stop_on = watch.get("stop_on")
         if stop_on:
             try:
-                condition: Condition = compile_condition(stop_on)
-                met = condition.evaluate(variables)
-                self._expr_errors.pop(wid, None)
+                compile_condition(stop_on)  # static checks first: a stored expression may predate them
             except WatchExprError as exc:
                 met = False
-                errors = self._expr_errors.get(wid, 0) + 1
-                self._expr_errors[wid] = errors
-                if errors >= MAX_EXPR_ERRORS:
-                    fired_text = (
-                        f"[watch {name}] stopped: stop_on `{stop_on}` failed {errors} polls in a row ({exc}). "
-                        f"Last output (exit code {exit_code}):\n{output}"
-                    )
+                fired_text = (
+                    f"[watch {name}] stopped: stop_on `{stop_on}` is refused ({exc}). "
+                    f"Create the watch again with a simpler condition. Last output (exit code {exit_code}):\n"
+                    f"{output}"
+                )
+            else:
+                met = await self._evaluate(wid, name, stop_on, variables, exit_code, output)
+                if isinstance(met, str):
+                    fired_text, met = met, False
             if met:
                 fired_text = (
                     f"[watch {name}] condition met (`{stop_on}`) after {polls} poll(s) of `{watch['command']}` "

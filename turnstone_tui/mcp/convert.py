@@ -71,9 +71,14 @@ def normalize_schema(schema: dict[str, Any] | None) -> dict[str, Any]:
 
 def tool_info(server: str, tool: mt.Tool) -> ToolInfo:
     description = tool.description or tool.title or ""
-    read_only = tool.annotations.read_only_hint if tool.annotations is not None else None
+    hints = tool.annotations
     return ToolInfo(
-        qualify(server, tool.name), tool.name, description, normalize_schema(tool.input_schema), read_only
+        qualify(server, tool.name),
+        tool.name,
+        description,
+        normalize_schema(tool.input_schema),
+        read_only=hints.read_only_hint if hints else None,
+        destructive=hints.destructive_hint if hints else None,
     )
 
 

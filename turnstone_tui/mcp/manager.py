@@ -42,6 +42,8 @@ logging.getLogger("mcp").addHandler(logging.NullHandler())
 
 CATALOG_MAX_RESOURCES = 50
 CATALOG_MAX_PROMPTS = 30
+INSTRUCTIONS_MAX_PER_SERVER = 2000  # characters of one server's instructions in the system prompt
+INSTRUCTIONS_MAX_TOTAL = 6000
 
 Listener = McpListener
 
@@ -230,6 +232,11 @@ class McpManager:
         entry = self._tools.get(qualified_name)
         return (entry[0], entry[1].name) if entry else None
 
+    def tool_info(self, qualified_name: str) -> ToolInfo | None:
+        """The listed tool (with the server's read-only/destructive hints)."""
+        entry = self._tools.get(qualified_name)
+        return entry[1] if entry else None
+
     def has_prompt(self, qualified_name: str) -> bool:
         return qualified_name in self._prompts
 
@@ -346,6 +353,9 @@ class McpManager:
                 resources.extend(conn.resources)
                 prompts.extend(conn.prompts)
         parts: list[str] = []
+        instructions = self._instructions_block()
+        if instructions:
+            parts.append(instructions)
         if resources:
             lines = ["<mcp-resources>"]
             for r in resources[:CATALOG_MAX_RESOURCES]:
@@ -370,6 +380,21 @@ class McpManager:
             lines.append("Use use_prompt(name='...', arguments={...}) to expand a prompt listed above.")
             parts.append("\n".join(lines))
         return "\n\n".join(parts)
+
+    def _instructions_block(self) -> str:
+        """What connected servers said about using them (``instructions`` at initialize), bounded."""
+        lines: list[str] = []
+        budget = INSTRUCTIONS_MAX_TOTAL
+        for conn in self._conns.values():
+            text = conn.instructions.strip() if conn.state is ServerState.CONNECTED else ""
+            if not text or budget <= 0:
+                continue
+            text = text[: min(INSTRUCTIONS_MAX_PER_SERVER, budget)]
+            budget -= len(text)
+            lines.append(f'<server name="{conn.name}">\n{text}\n</server>')
+        if not lines:
+            return ""
+        return "<mcp-server-instructions>\n" + "\n".join(lines) + "\n</mcp-server-instructions>"
 
     def describe_tools(self) -> str:
         """The ``/mcp`` listing: every connected MCP tool with its server and description."""

@@ -148,6 +148,7 @@ class ServerConnection:
         self._log_level = config.log_level or log_level
         self.instructions = ""
         self._progress: dict[str, ProgressInfo] = {}
+        self.auth_problem: tuple[int, str] | None = None  # (401|403, WWW-Authenticate) last seen
         self.name = config.name
         self._connect_timeout = connect_timeout
         self._call_timeout = call_timeout
@@ -204,7 +205,26 @@ class ServerConnection:
             last_refresh=self.last_refresh,
             progress=tuple(self._progress.values()),
             log_count=len(self.client_side.logs.get(self.name, ())),
+            needs_login=self.state is ServerState.FAILED and self.auth_problem is not None,
             instructions=self.instructions,
+        )
+
+    async def _on_http_response(self, response: Any) -> None:
+        """The SDK turns a 401/403 into a bare JSON-RPC error: keep the status and the challenge."""
+        if response.status_code in (401, 403):
+            challenge = response.headers.get("www-authenticate", "")
+            self.auth_problem = (response.status_code, challenge)
+
+    def _describe_failure(self, reason: str) -> str:
+        problem = self.auth_problem
+        if problem is None:
+            return reason
+        status, challenge = problem
+        what = "401 Unauthorized" if status == 401 else "403 Forbidden"
+        hint = f" (WWW-Authenticate: {challenge})" if challenge else ""
+        return (
+            f"needs login: the server answered {what}{hint}; OAuth login is not supported yet, "
+            "put a token in this server's headers"
         )
 
     def note_progress(self, tool: str, value: float, total: float | None, message: str | None) -> None:
@@ -232,6 +252,7 @@ class ServerConnection:
         """Report FAILED with the reason (and the server's last stderr lines); the first reason wins."""
         if self._closing or self.state is ServerState.FAILED:
             return
+        reason = self._describe_failure(reason)
         tail = self._stderr_tail()
         if tail and tail not in reason:
             reason = f"{reason}; stderr: {tail}"
@@ -292,6 +313,7 @@ class ServerConnection:
         previous = self._task
         self._closing = False
         self._broken = None
+        self.auth_problem = None
         self._stop = asyncio.Event()
         self._attempt += 1
         self._pending_kinds.clear()
@@ -337,7 +359,9 @@ class ServerConnection:
 
         @contextlib.asynccontextmanager
         async def watched() -> AsyncIterator[tuple[Any, Any]]:
-            async with TRANSPORTS[config.transport].open(config, self._stderr) as (read, write):
+            async with TRANSPORTS[config.transport].open(
+                config, errlog=self._stderr, on_http_response=self._on_http_response
+            ) as (read, write):
                 yield _WatchedReadStream(read, on_end), write
 
         return watched()
@@ -633,6 +657,18 @@ class ServerConnection:
             ) from None
         except McpCallError:
             raise
+        except RuntimeError as exc:
+            text = str(exc)
+            if "structured content" in text or "output schema" in text or "Invalid schema for tool" in text:
+                # The SDK checks structuredContent against the tool's outputSchema: the reply is
+                # wrong, the connection is fine.
+                raise McpCallError(
+                    f"MCP server '{self.name}': {what} returned a result that does not match its "
+                    f"outputSchema ({text})"
+                ) from None
+            if self._broken is None:
+                self._mark_broken(f"{what} failed: {describe_error(exc)}")
+            raise McpCallError(f"MCP server '{self.name}' failed during {what}: {self.error}") from None
         except Exception as exc:
             if self._broken is None:
                 self._mark_broken(f"{what} failed: {describe_error(exc)}")

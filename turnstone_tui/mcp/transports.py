@@ -7,7 +7,7 @@ Adding a transport: a class with the ``McpTransport`` members below and one entr
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .config import ServerConfig
 
 Streams = tuple[Any, Any]  # (read stream, write stream) as the mcp SDK's clients yield them
+HttpHook = Callable[[Any], Awaitable[None]]  # an httpx response hook (HTTP transports only)
 
 
 class McpTransport(Protocol):
@@ -41,7 +42,7 @@ class McpTransport(Protocol):
         ...
 
     def open(
-        self, config: ServerConfig, errlog: IO[str] | None
+        self, config: ServerConfig, *, errlog: IO[str] | None, on_http_response: HttpHook | None = None
     ) -> contextlib.AbstractAsyncContextManager[Streams]:
         """Start the process or the connection; yields the SDK's read and write streams."""
         ...
@@ -100,7 +101,9 @@ class StdioTransport:
         return " ".join([config.command, *config.args])
 
     @contextlib.asynccontextmanager
-    async def open(self, config: ServerConfig, errlog: IO[str] | None) -> AsyncIterator[Streams]:
+    async def open(
+        self, config: ServerConfig, *, errlog: IO[str] | None, on_http_response: HttpHook | None = None
+    ) -> AsyncIterator[Streams]:
         from mcp import StdioServerParameters
         from mcp.client.stdio import stdio_client
 
@@ -137,14 +140,19 @@ class HttpTransport:
         return config.url
 
     @contextlib.asynccontextmanager
-    async def open(self, config: ServerConfig, errlog: IO[str] | None) -> AsyncIterator[Streams]:
+    async def open(
+        self, config: ServerConfig, *, errlog: IO[str] | None, on_http_response: HttpHook | None = None
+    ) -> AsyncIterator[Streams]:
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared._httpx_utils import create_mcp_http_client
 
-        async with (
-            create_mcp_http_client(headers=dict(config.headers) or None) as http,
-            streamable_http_client(config.url, http_client=http) as (read, write),
-        ):
+        http = create_mcp_http_client(headers=dict(config.headers) or None)
+        if on_http_response is not None:
+            http.event_hooks = {
+                **http.event_hooks,
+                "response": [*http.event_hooks.get("response", []), on_http_response],
+            }
+        async with http, streamable_http_client(config.url, http_client=http) as (read, write):
             yield read, write
 
 

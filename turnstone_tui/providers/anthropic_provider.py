@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 DEFAULT_MAX_TOKENS = 8192
 PLACEHOLDER_API_KEY = "not-needed"
-CONNECT_TIMEOUT = 15.0  # seconds; the overall timeout covers slow first tokens of local models
+CONNECT_TIMEOUT = 15.0  # seconds to connect; the idle timeout then bounds every wait for data
 MAX_REMEMBERED_THINKING = 256  # assistant turns whose thinking blocks are kept for replay
 THINKING_BUDGETS = {"low": 2048, "medium": 8192, "high": 16384, "xhigh": 32768, "max": 32768}
 # web_search replaced at the API boundary: Anthropic runs the searches and cites the pages.
@@ -229,7 +229,8 @@ class AnthropicProvider:
         max_tokens: int | None = None,
         reasoning_effort: str | None = None,
         retry: RetryPolicy | None = None,
-        timeout: float = 600.0,
+        timeout: float = 90.0,
+        connect_timeout: float = CONNECT_TIMEOUT,
         native_web_search: str = "auto",
     ) -> None:
         base = base_url.rstrip("/")
@@ -251,7 +252,8 @@ class AnthropicProvider:
             api_key=api_key or PLACEHOLDER_API_KEY,
             base_url=self.base_url or None,
             max_retries=0,
-            timeout=httpx2.Timeout(timeout, connect=min(CONNECT_TIMEOUT, timeout)),
+            # ``timeout`` bounds each wait for data: it is the stream's idle timeout
+            timeout=httpx2.Timeout(timeout, connect=min(connect_timeout, timeout)),
         )
 
     @classmethod

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import importlib
 
 from ..config import Config, ConfigError
 from ..core.provider import Provider, ProviderError
 from .registry import GENERIC_LOCAL_HINT, HOSTED_HOSTS, PROVIDER_NAMES, PROVIDERS
 
-__all__ = ["GENERIC_LOCAL_HINT", "create_provider", "provider_name", "resolve_model_alias", "supports_vision"]
+__all__ = [
+    "GENERIC_LOCAL_HINT",
+    "create_provider",
+    "import_provider_module",
+    "provider_name",
+    "resolve_model_alias",
+    "supports_vision",
+]
 
 
 def provider_name(config: Config) -> str:
@@ -21,6 +30,16 @@ def provider_name(config: Config) -> str:
     if config.model.name.lower().startswith("claude"):
         return "anthropic"
     return "openai"
+
+
+def import_provider_module(config: Config) -> None:
+    """Import the module (and SDK) of the provider ``config`` selects. Slow and blocking: call it
+    in a thread (``asyncio.to_thread``); ``create_provider`` then finds it imported. An import
+    failure is left for ``create_provider`` to report."""
+    entry = PROVIDERS.get(provider_name(config))
+    if entry is not None:
+        with contextlib.suppress(ImportError):
+            importlib.import_module(entry.module_path)
 
 
 def create_provider(config: Config) -> Provider:

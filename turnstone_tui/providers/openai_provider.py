@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from ..config import Config
 
 PLACEHOLDER_API_KEY = "not-needed"
-CONNECT_TIMEOUT = 15.0  # seconds; the overall timeout covers slow first tokens of local models
+CONNECT_TIMEOUT = 15.0  # seconds to connect; the idle timeout then bounds every wait for data
 _MESSAGE_KEYS = {
     "system": ("role", "content", "name"),
     "user": ("role", "content", "name"),
@@ -132,7 +132,8 @@ class OpenAIProvider:
         max_tokens: int | None = None,
         reasoning_effort: str | None = None,
         retry: RetryPolicy | None = None,
-        timeout: float = 600.0,
+        timeout: float = 90.0,
+        connect_timeout: float = CONNECT_TIMEOUT,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.model = model
@@ -144,7 +145,8 @@ class OpenAIProvider:
             api_key=api_key or PLACEHOLDER_API_KEY,
             base_url=self.base_url or None,
             max_retries=0,
-            timeout=httpx2.Timeout(timeout, connect=min(CONNECT_TIMEOUT, timeout)),
+            # ``timeout`` bounds each wait for data: it is the stream's idle timeout
+            timeout=httpx2.Timeout(timeout, connect=min(connect_timeout, timeout)),
         )
 
     @classmethod

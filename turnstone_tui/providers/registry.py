@@ -33,9 +33,13 @@ class ProviderEntry:
     images: bool = True  # False: never send images (unless the config says yes)
     install_hint: str = ""  # said when the module cannot be imported (an optional extra)
 
+    @property
+    def module_path(self) -> str:
+        return f"{__package__}.{self.module}"
+
     def load(self) -> ProviderClass:
         try:
-            module = importlib.import_module(f"{__package__}.{self.module}")
+            module = importlib.import_module(self.module_path)
         except ImportError as exc:
             if not self.install_hint:
                 raise

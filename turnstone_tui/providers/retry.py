@@ -37,11 +37,23 @@ class RetryPolicy:
 
 
 class RetryableProviderError(ProviderError):
-    """A ProviderError that may be retried, optionally carrying the server's Retry-After (seconds)."""
+    """A ProviderError that may be retried, optionally carrying the server's Retry-After (seconds).
 
-    def __init__(self, message: str, *, status: int | None = None, retry_after: float | None = None) -> None:
+    ``stalled``: the server sent nothing for the idle timeout; such a failure is retried once
+    at most (each attempt already waited the whole timeout).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retry_after: float | None = None,
+        stalled: bool = False,
+    ) -> None:
         super().__init__(message, retryable=True, status=status)
         self.retry_after = retry_after
+        self.stalled = stalled
 
 
 def is_retryable_status(status: int) -> bool:
@@ -101,6 +113,16 @@ def transport_error(
 ) -> ProviderError:
     """A connection failure: retryable before any output, "stream ended early" after."""
     detail = " ".join(str(exc.__cause__ or exc).split()) or type(exc).__name__
+    connecting = "connect" in type(exc).__name__.lower() or "connect" in type(exc.__cause__).__name__.lower()
+    if timeout and not connecting:
+        where = base_url or "the default endpoint"
+        if started:
+            return stream_cut(f"the stream stalled: no data from {where} within the idle timeout")
+        return RetryableProviderError(
+            f"{provider} stream stalled: no data from {where} within the idle timeout "
+            "(model.stream_idle_timeout)",
+            stalled=True,
+        )
     if started:
         return stream_cut(f"{'timed out' if timeout else 'connection lost'} ({detail})")
     what = "timed out" if timeout else "connection failed"
@@ -132,6 +154,7 @@ async def stream_with_retries(
 ) -> AsyncIterator[StreamEvent]:
     """Run ``attempt()`` and re-run it on retryable ProviderErrors raised before its first event."""
     failures = 0
+    stalls = 0
     while True:
         stream = attempt()
         yielded = False
@@ -144,14 +167,21 @@ async def stream_with_retries(
         except ProviderError as exc:
             if yielded or not exc.retryable:
                 raise
-            if failures >= policy.retries:
+            if getattr(exc, "stalled", False):
+                # a stall is retried once whatever the retry policy, never more
+                stalls += 1
+                if stalls > 1:
+                    raise ProviderError(f"{exc} (gave up after {stalls} stalled attempts)") from exc
+                delay = 0.0
+            elif failures >= policy.retries:
                 if failures == 0:
                     raise
                 raise ProviderError(
                     f"{exc} (gave up after {failures + 1} attempts)", retryable=False, status=exc.status
                 ) from exc
-            delay = policy.delay_for(failures, getattr(exc, "retry_after", None))
-            failures += 1
+            else:
+                delay = policy.delay_for(failures, getattr(exc, "retry_after", None))
+                failures += 1
         finally:
             aclose = getattr(stream, "aclose", None)
             if aclose is not None:
@@ -170,4 +200,6 @@ def provider_settings(config: Config) -> dict[str, Any]:
         "max_tokens": model.max_tokens,
         "reasoning_effort": model.reasoning_effort,
         "retry": RetryPolicy(retries=model.retries, base_delay=model.retry_base_delay),
+        "timeout": model.stream_idle_timeout,
+        "connect_timeout": model.connect_timeout,
     }

@@ -6,6 +6,8 @@ Every write commits at once, so a killed process loses nothing that was stored.
 from __future__ import annotations
 
 import json
+import os
+import sqlite3
 import time
 import uuid
 from pathlib import Path
@@ -97,6 +99,38 @@ def _search_body(message: dict[str, Any]) -> str:
     return "\n".join(p for p in parts if p)
 
 
+class StorageError(Exception):
+    """The database cannot be used: one line naming the file, what is wrong and what to do."""
+
+
+def _open_problem(path: Path, exc: BaseException) -> StorageError:
+    text = str(exc).lower()
+    other = "or pass --db with another file"
+    if isinstance(exc, IsADirectoryError) or path.is_dir():
+        return StorageError(f"database {path} is a directory, not a file: remove it {other}")
+    if "readonly" in text or "read-only" in text or isinstance(exc, PermissionError):
+        return StorageError(f"database {path} is read-only: make it writable (chmod u+w) {other}")
+    if "not a database" in text or "malformed" in text or "corrupt" in text:
+        return StorageError(
+            f"database {path} is damaged or not a turnstone database ({exc}): move it away to start a "
+            f"new one {other}"
+        )
+    if "unable to open" in text:
+        return StorageError(
+            f"database {path} cannot be opened ({exc}): check the folder exists and is writable"
+        )
+    return StorageError(f"database {path} cannot be used: {exc}")
+
+
+def _create_private(path: Path) -> None:
+    """Create the database file (and its folder) readable by its owner only (0600)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists():
+        return
+    fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    os.close(fd)
+
+
 class Storage:
     def __init__(self, conn: aiosqlite.Connection, path: Path) -> None:
         self._conn = conn
@@ -104,9 +138,26 @@ class Storage:
 
     @classmethod
     async def open(cls, path: Path | str) -> Storage:
+        """Open (or create, 0600) the database; raises StorageError with a one-line reason.
+
+        A database that cannot be opened safely (a directory, read-only, damaged, not SQLite) is
+        refused before anything is written into it.
+        """
         path = Path(path)
-        if str(path) != ":memory:":
-            path.parent.mkdir(parents=True, exist_ok=True)
+        if str(path) == ":memory:":
+            return await cls._connect(path)
+        try:
+            if path.is_dir():
+                raise IsADirectoryError(str(path))
+            if path.exists() and not os.access(path, os.W_OK):
+                raise PermissionError(f"{path} is read-only")
+            _create_private(path)
+            return await cls._connect(path)
+        except (OSError, sqlite3.Error) as exc:
+            raise _open_problem(path, exc) from None
+
+    @classmethod
+    async def _connect(cls, path: Path) -> Storage:
         pending = aiosqlite.connect(str(path))
         # Every write commits at once, so a connection someone forgot to close must not keep the
         # interpreter from exiting: its worker thread is a daemon.
@@ -114,13 +165,19 @@ class Storage:
         if worker is not None and not worker.is_alive():
             worker.daemon = True
         conn = await pending
-        conn.row_factory = aiosqlite.Row
-        await conn.execute("PRAGMA journal_mode=WAL")
-        await conn.execute("PRAGMA synchronous=NORMAL")
-        await conn.execute("PRAGMA foreign_keys=ON")
-        await conn.execute("PRAGMA busy_timeout=5000")
-        await conn.executescript(SCHEMA)
-        await conn.commit()
+        try:
+            conn.row_factory = aiosqlite.Row
+            # reading the schema first: a damaged or foreign file fails here, before any write
+            await (await conn.execute("SELECT count(*) FROM sqlite_master")).fetchone()
+            await conn.execute("PRAGMA journal_mode=WAL")
+            await conn.execute("PRAGMA synchronous=NORMAL")
+            await conn.execute("PRAGMA foreign_keys=ON")
+            await conn.execute("PRAGMA busy_timeout=5000")
+            await conn.executescript(SCHEMA)
+            await conn.commit()
+        except BaseException:
+            await conn.close()
+            raise
         return cls(conn, path)
 
     async def close(self) -> None:

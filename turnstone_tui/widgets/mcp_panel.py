@@ -31,6 +31,14 @@ from ..core.mcp_bridge import McpBridge, ServerStatus
 from . import clock
 
 NodeData = tuple[str, str, str]  # (kind, server name, entry name: a tool, resource URI or prompt; else "")
+LOG_VIEW_LINES = 50  # the newest lines shown (the manager keeps up to 500 per server)
+_LOG_STYLES = {
+    "warning": "$text-warning",
+    "error": "$text-error",
+    "critical": "$text-error",
+    "alert": "$text-error",
+    "emergency": "$text-error",
+}
 
 
 def _state(status: ServerStatus) -> str:
@@ -88,6 +96,10 @@ def server_label(status: ServerStatus) -> Content:
             )
         )
         parts.append((f"  {counts}", "$text-muted"))
+        for progress in (getattr(status, "progress", ()) or ())[:1]:
+            parts.append((f" ⟳ {progress.describe().split('  ')[0]}", "$text-accent"))
+    elif state == "failed" and getattr(status, "needs_login", False):
+        parts.append(("  needs login", "$text-warning"))
     elif state == "failed":
         parts.append(("  failed", "$text-error"))
     else:
@@ -210,6 +222,14 @@ class McpPanel(Vertical, can_focus=False):
         border-top: solid $primary 20%;
     }
 
+    McpPanel #mcp-log {
+        height: auto;
+        max-height: 50%;
+        overflow-y: auto;
+        padding: 0 1;
+        border-top: solid $primary 30%;
+    }
+
     McpPanel #mcp-hint {
         height: auto;
         max-height: 3;
@@ -223,6 +243,7 @@ class McpPanel(Vertical, can_focus=False):
         Binding("r", "refresh_server", "Refresh"),
         Binding("R", "refresh_all", "Refresh all"),
         Binding("c", "reconnect", "Reconnect"),
+        Binding("v", "toggle_log", "Server log"),
     ]
 
     class Refreshed(Message):
@@ -247,6 +268,9 @@ class McpPanel(Vertical, can_focus=False):
         self.server_tree.guide_depth = 2
         self._hint = Static("", id="mcp-hint", markup=False)
         self._detail = Static("", id="mcp-detail", markup=False)
+        self._log_view = Static("", id="mcp-log", markup=False)
+        self._log_view.display = False
+        self.log_server: str | None = None  # whose log the log view shows (None: hidden)
         self._server_nodes: dict[str, TreeNode[NodeData]] = {}
         self._signatures: dict[str, tuple[Any, ...]] = {}
         self._statuses: dict[str, ServerStatus] = {}
@@ -260,6 +284,7 @@ class McpPanel(Vertical, can_focus=False):
         yield Static(Content.styled("MCP servers", "bold"), id="mcp-title")
         yield self.server_tree
         yield self._detail
+        yield self._log_view
         yield self._hint
 
     def on_mount(self) -> None:
@@ -321,10 +346,11 @@ class McpPanel(Vertical, can_focus=False):
                 self._signatures.pop(name, None)
                 self._statuses.pop(name, None)
         self._show_detail()
+        self._show_log()
         if not statuses:
             self._hint.update(Content.styled("No MCP servers configured.", "$text-muted"))
         elif not self._hint.content:
-            self._hint.update(Content.styled("r refresh · R all · c reconnect", "$text-muted"))
+            self._hint.update(Content.styled("r refresh · R all · c reconnect · v log", "$text-muted"))
 
     def _fill_server(self, node: TreeNode[NodeData], status: ServerStatus) -> None:
         name = status.name
@@ -378,11 +404,42 @@ class McpPanel(Vertical, can_focus=False):
             parts.append(("\n" + status.error, "$text-error"))
         if status.target:
             parts.append((f"\n{status.transport} {short_target(status.target)}", "$text-muted"))
+        for progress in status.progress:
+            parts.append((f"\n⟳ {progress.tool} {progress.describe()}", "$text-accent"))
+        if status.log_count:
+            parts.append((f"\n{status.log_count} log messages · v to view", "$text-muted"))
         self._detail.update(Content.assemble(*parts))
         self._detail.display = True
 
     def on_tree_node_highlighted(self, event: Tree.NodeHighlighted[NodeData]) -> None:
         self._show_detail()
+        if self.log_server is not None and self.focused_server not in (None, self.log_server):
+            self.log_server = self.focused_server
+            self._show_log()
+
+    # --- the per-server log view (notifications/message) --------------------------------
+    def action_toggle_log(self) -> None:
+        """Show (or hide) the focused server's recent log messages."""
+        self.log_server = None if self.log_server is not None else self.focused_server
+        self._show_log()
+
+    def _show_log(self) -> None:
+        name = self.log_server
+        logs = getattr(self.manager, "logs", None)
+        if name is None or not callable(logs):
+            self._log_view.display = False
+            return
+        entries = list(logs(name))[-LOG_VIEW_LINES:]
+        parts: list[tuple[str, str] | str] = [(f"{name} log", "bold"), ("  v close", "$text-muted")]
+        if not entries:
+            parts.append(("\n(no log messages yet)", "$text-muted"))
+        for entry in entries:
+            style = _LOG_STYLES.get(entry.level, "")
+            parts.append("\n")
+            parts.append((f"{entry.level[:4]:<4} ", style or "$text-muted"))
+            parts.append(" ".join(entry.text.split()))
+        self._log_view.update(Content.assemble(*parts))
+        self._log_view.display = True
 
     def _tick_spinners(self) -> None:
         for name, status in self._statuses.items():

@@ -102,9 +102,12 @@ class CompletionMenu(OptionList, can_focus=False):
         super().__init__(id=id)
         self.completions: list[Completion] = []
         self.display = False
+        self.typed: tuple[int, str] | None = None
+        """(row, text before the cursor) the shown completions were made for."""
 
-    def show(self, completions: list[Completion]) -> None:
+    def show(self, completions: list[Completion], typed: tuple[int, str] | None = None) -> None:
         self.completions = completions
+        self.typed = typed
         self.set_options(Option(c.label) for c in completions)
         self.display = bool(completions)
         if completions:
@@ -112,6 +115,7 @@ class CompletionMenu(OptionList, can_focus=False):
 
     def hide(self) -> None:
         self.completions = []
+        self.typed = None
         self.clear_options()
         self.display = False
 
@@ -204,6 +208,12 @@ class PromptInput(TextArea):
 
     async def _on_key(self, event: events.Key) -> None:
         key = event.key
+        if self.menu.is_open and key in ("tab", "enter") and self.menu.typed != self._typed():
+            # Typed faster than the menu followed (its Changed events are still queued): never
+            # apply completions made for other text; make them again for what is there now.
+            self._update_completions()
+            if self.menu.typed != self._typed():  # file names come later, from a worker
+                self.menu.hide()
         if self.menu.is_open and key in ("up", "down", "tab", "enter", "escape"):
             event.stop()
             event.prevent_default()
@@ -285,16 +295,20 @@ class PromptInput(TextArea):
         if self.menu.is_open:
             self._update_completions()
 
+    def _typed(self) -> tuple[int, str]:
+        row, col = self.cursor_location
+        return row, self.document.get_line(row)[:col]
+
     def _update_completions(self) -> None:
         row, col = self.cursor_location
         before = self.document.get_line(row)[:col]
         if self.completer is not None and row == 0 and before.startswith("/") and not before.startswith("//"):
             command, space, argument = before[1:].partition(" ")
             if not space:
-                self.menu.show(self._slash_completions(command, col))
+                self.menu.show(self._slash_completions(command, col), (row, before))
                 return
             if " " not in argument:
-                self.menu.show(self._argument_completions(command, argument, row, col))
+                self.menu.show(self._argument_completions(command, argument, row, col), (row, before))
                 return
         match = _AT_WORD.search(before)
         if match is not None:
@@ -341,7 +355,8 @@ class PromptInput(TextArea):
         if self.cursor_location != end:
             return  # the user typed on; a newer completion is coming
         self.menu.show(
-            [Completion(Content(name), name, start, end, reopen=name.endswith("/")) for name in names]
+            [Completion(Content(name), name, start, end, reopen=name.endswith("/")) for name in names],
+            self._typed(),
         )
 
 

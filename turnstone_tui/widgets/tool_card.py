@@ -131,6 +131,7 @@ class ToolCard(Vertical, can_focus=True):
         self.output_lines: list[str] = []
         self.started_at: float | None = None
         self.finished_at: float | None = None
+        self.progress_text = ""
         self._title = Static(self._title_content(), classes="tool-card--title", markup=False)
         self._status_view = Static("", classes="tool-card--status", markup=False)
         self._summary = Static("", classes="tool-card--summary", markup=False)
@@ -176,6 +177,12 @@ class ToolCard(Vertical, can_focus=True):
         if self.is_mounted and self._ticker is None:
             self._ticker = self.set_interval(1 / clock.SPINNER_FPS, self._refresh_status)
         self._refresh_view()
+
+    def set_progress(self, text: str) -> None:
+        """What a running call last reported (MCP progress): shown after the spinner."""
+        if self.finished_at is None:
+            self.progress_text = text
+            self._refresh_status()
 
     def mark_cancelled(self, reason: str = CANCELLED_BY_USER) -> None:
         self._finish("cancelled", "cancelled", cancelled_result(reason), None)
@@ -245,7 +252,10 @@ class ToolCard(Vertical, can_focus=True):
         for name in _ICONS:
             view.set_class(name == self.status, f"-{name}")
         if self.status == "running":
-            view.update(Content.assemble((clock.spinner_frame(), "$text-accent"), f" running{elapsed_text}"))
+            progress = f" · {self.progress_text}" if self.progress_text else ""
+            view.update(
+                Content.assemble((clock.spinner_frame(), "$text-accent"), f" running{elapsed_text}{progress}")
+            )
             return
         label = self.status_label or _LABELS[self.status]
         view.update(f"{_ICONS[self.status]} {label}{elapsed_text}")

@@ -88,12 +88,15 @@ def build_server() -> MCPServer:
         reply = content.text if isinstance(content, mt.TextContent) else str(content)
         return f"summary ({result.model}): {reply}"
 
-    @server.tool(description="List the client's roots.")
+    @server.tool(description="List the client's roots.", annotations=mt.ToolAnnotations(read_only_hint=True))
     async def show_roots(ctx: Context) -> str:
         result = await ctx.request_context.session.list_roots()
         return "\n".join(str(root.uri) for root in result.roots) or "(no roots)"
 
-    @server.tool(description="Work in steps, reporting progress and logging.")
+    @server.tool(
+        description="Work in steps, reporting progress and logging.",
+        annotations=mt.ToolAnnotations(read_only_hint=False, destructive_hint=True),
+    )
     async def steps(count: int, ctx: Context, pause: float = 0.0) -> str:
         await log(ctx, "info", "starting the steps")
         for i in range(1, count + 1):

@@ -36,9 +36,11 @@ class PermissionsScreen(ModalScreen[list[str]]):
         Binding("r", "revoke", "Revoke marked"),
     ]
 
-    def __init__(self, permissions: list[Permission]) -> None:
+    def __init__(self, permissions: list[Permission], read_only: list[str] | None = None) -> None:
         super().__init__()
         self.permissions = permissions
+        self.read_only = read_only or []
+        """Built-in tools that never ask (they only read); listed, not revocable."""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="permissions-dialog", classes="dialog"):
@@ -61,7 +63,18 @@ class PermissionsScreen(ModalScreen[list[str]]):
                     id="permission-list",
                 )
             else:
-                yield Static("Every tool asks for approval: nothing is auto-approved.", classes="dialog-hint")
+                yield Static(
+                    "Nothing is on the allow-list: every tool that changes something asks first.",
+                    classes="dialog-hint",
+                )
+            if self.read_only:
+                yield Static(
+                    Content.assemble(
+                        ("Always run without asking (read-only): ", "bold"), ", ".join(self.read_only)
+                    ),
+                    id="permission-read-only",
+                    classes="dialog-hint",
+                )
         yield Footer()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:

@@ -1,0 +1,363 @@
+"""A real-terminal harness for the benches: a program in a pseudo-terminal, its output fed to a
+pyte screen as it arrives, keys written to the terminal, and the time at which the screen first
+showed something.
+
+The screen is read by a thread that feeds every chunk the program writes into a ``pyte`` screen
+and, right after each chunk, checks the conditions the bench is waiting for: the time reported for
+a condition is the time the chunk that made it true arrived, as a user looking at a terminal would
+see it.
+
+    with Terminal([python, "app.py"], cols=120, rows=36) as term:
+        shown = term.wait_for(lambda screen: "Hello" in screen.text, timeout=60)
+        term.send(b"x")
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import signal
+import statistics
+import struct
+import subprocess
+import sys
+import termios
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyte
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def venv_python() -> str:
+    """The interpreter of this tree's venv (the one whose ``turnstone-tui`` runs this tree's code)."""
+    candidate = ROOT / ".venv" / "bin" / "python"
+    return str(candidate) if candidate.exists() else sys.executable
+
+
+def console_script() -> str:
+    """The real ``turnstone-tui`` console script of this tree's venv (or of the running Python)."""
+    for candidate in (
+        ROOT / ".venv" / "bin" / "turnstone-tui",
+        Path(sys.executable).parent / "turnstone-tui",
+    ):
+        if candidate.exists():
+            return str(candidate)
+    raise SystemExit("no turnstone-tui console script: install the package (pip install -e .)")
+
+
+class ScreenView:
+    """What a condition sees: the screen's lines (pyte's display) and their text joined."""
+
+    def __init__(self, screen: pyte.Screen) -> None:
+        self._screen = screen
+        self._text: str | None = None
+
+    @property
+    def lines(self) -> list[str]:
+        return list(self._screen.display)
+
+    @property
+    def text(self) -> str:
+        if self._text is None:
+            self._text = "\n".join(self._screen.display)
+        return self._text
+
+    def has_content(self) -> bool:
+        return any(line.strip() for line in self._screen.display)
+
+
+Condition = Callable[[ScreenView], bool]
+
+
+@dataclass
+class _Waiter:
+    condition: Condition
+    event: threading.Event = field(default_factory=threading.Event)
+    seen_at: float | None = None
+
+
+class Terminal:
+    """One program in a pseudo-terminal of ``cols`` × ``rows`` (TERM=xterm-256color)."""
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        cols: int = 120,
+        rows: int = 36,
+        env: dict[str, str] | None = None,
+        cwd: str | Path | None = None,
+    ) -> None:
+        self.argv = list(argv)
+        self.cols, self.rows = cols, rows
+        self.env = {**os.environ, **(env or {}), "TERM": "xterm-256color", "COLORTERM": "truecolor"}
+        self.env.pop("TMUX", None)
+        self.cwd = str(cwd) if cwd else None
+        self.screen = pyte.Screen(cols, rows)
+        self._stream = pyte.ByteStream(self.screen)
+        self._lock = threading.Lock()
+        self._waiters: list[_Waiter] = []
+        self._process: subprocess.Popen[bytes] | None = None
+        self._master = -1
+        self._reader: threading.Thread | None = None
+        self.started_at = 0.0
+        self.bytes_read = 0
+        self.last_output_at = 0.0
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def start(self) -> Terminal:
+        master, slave = os.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", self.rows, self.cols, 0, 0))
+
+        def make_controlling_terminal() -> None:  # runs in the child, before exec
+            os.setsid()
+            fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+        self.started_at = time.monotonic()
+        self._process = subprocess.Popen(
+            self.argv,
+            stdin=slave,
+            stdout=slave,
+            stderr=slave,
+            env=self.env,
+            cwd=self.cwd,
+            preexec_fn=make_controlling_terminal,  # noqa: PLW1509 - the bench starts no threads before
+            close_fds=True,
+        )
+        os.close(slave)
+        self._master = master
+        self._reader = threading.Thread(target=self._read_loop, name="pty-reader", daemon=True)
+        self._reader.start()
+        return self
+
+    def _read_loop(self) -> None:
+        while True:
+            try:
+                data = os.read(self._master, 1 << 16)
+            except OSError:
+                data = b""
+            now = time.monotonic()
+            with self._lock:
+                if not data:
+                    for waiter in self._waiters:
+                        waiter.event.set()
+                    self._waiters.clear()
+                    return
+                self.bytes_read += len(data)
+                self.last_output_at = now
+                self._stream.feed(data)
+                self._check_waiters(now)
+
+    def _check_waiters(self, now: float) -> None:
+        if not self._waiters:
+            return
+        view = ScreenView(self.screen)
+        for waiter in list(self._waiters):
+            try:
+                met = waiter.condition(view)
+            except Exception:  # a condition's bug must not kill the reader
+                met = False
+            if met:
+                waiter.seen_at = now
+                waiter.event.set()
+                self._waiters.remove(waiter)
+
+    def close(self, quit_keys: bytes = b"\x11", grace: float = 10.0) -> int | None:
+        """Ask the program to quit (ctrl+q), then end its process group if it has not."""
+        process = self._process
+        if process is None:
+            return None
+        if process.poll() is None and quit_keys:
+            with contextlib.suppress(OSError):
+                self.send(quit_keys)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(grace)
+        if process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGTERM)
+            try:
+                process.wait(5)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                process.wait(5)
+        with contextlib.suppress(OSError):
+            os.close(self._master)
+        if self._reader is not None:
+            self._reader.join(5)
+        self._process = None
+        return process.returncode
+
+    def __enter__(self) -> Terminal:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- use ---------------------------------------------------------------------------------
+    @property
+    def pid(self) -> int:
+        assert self._process is not None
+        return self._process.pid
+
+    def alive(self) -> bool:
+        return self._process is not None and self._process.poll() is None
+
+    def send(self, keys: bytes | str) -> float:
+        """Write keys to the terminal; the time they were written."""
+        data = keys.encode() if isinstance(keys, str) else keys
+        now = time.monotonic()
+        os.write(self._master, data)
+        return now
+
+    def text(self) -> str:
+        with self._lock:
+            return ScreenView(self.screen).text
+
+    def wait_for(self, condition: Condition, timeout: float) -> float | None:
+        """The time the screen first met ``condition`` (checked on every chunk of output, and now),
+        or None if it did not within ``timeout`` seconds or the program ended."""
+        waiter = _Waiter(condition)
+        with self._lock:
+            if condition(ScreenView(self.screen)):
+                return time.monotonic()
+            self._waiters.append(waiter)
+        waiter.event.wait(timeout)
+        with self._lock:
+            if waiter in self._waiters:
+                self._waiters.remove(waiter)
+        return waiter.seen_at
+
+    def wait_quiet(self, quiet: float, timeout: float) -> bool:
+        """Wait until no output arrived for ``quiet`` seconds."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if time.monotonic() - max(self.last_output_at, self.started_at) >= quiet:
+                return True
+            time.sleep(min(quiet / 4, 0.05))
+        return False
+
+
+def hermetic_env(home: Path) -> dict[str, str]:
+    """Environment for a benched program: none of the machine user's config, data or cache dirs;
+    bytecode cached under ``home`` (as an installed package has its .pyc files: a tree run with
+    PYTHONDONTWRITEBYTECODE would recompile every module of the app on every start)."""
+    return {
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "XDG_DATA_HOME": str(home / ".local" / "share"),
+        "XDG_CACHE_HOME": str(home / ".cache"),
+        "XDG_STATE_HOME": str(home / ".local" / "state"),
+        "OPENAI_API_KEY": "",
+        "ANTHROPIC_API_KEY": "",
+        "PYTHONDONTWRITEBYTECODE": "",
+        "PYTHONPYCACHEPREFIX": str(home / ".pycache"),
+    }
+
+
+# -- figures ---------------------------------------------------------------------------------
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    if not ordered:
+        return float("nan")
+    index = min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))
+    return ordered[index]
+
+
+def summary_ms(values: Sequence[float]) -> str:
+    """``p50 / p95 / max`` of seconds, in milliseconds."""
+    if not values:
+        return "no samples"
+    return (
+        f"p50 {percentile(values, 50) * 1000:7.1f} ms  p95 {percentile(values, 95) * 1000:7.1f} ms"
+        f"  max {max(values) * 1000:7.1f} ms  (n={len(values)})"
+    )
+
+
+def median(values: Sequence[float]) -> float:
+    return statistics.median(values) if values else float("nan")
+
+
+def verdict(ok: bool) -> str:
+    return "MEETS GOAL" if ok else "MISSES GOAL"
+
+
+class CpuHog:
+    """A CPU-heavy job on the same machine (``--busy``): one spinning process per ``workers``."""
+
+    def __init__(self, workers: int = 2) -> None:
+        self.workers = workers
+        self._processes: list[subprocess.Popen[bytes]] = []
+
+    def __enter__(self) -> CpuHog:
+        for _ in range(self.workers):
+            self._processes.append(
+                subprocess.Popen([sys.executable, "-c", "while True: pass"], start_new_session=True)
+            )
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for process in self._processes:
+            process.terminate()
+        for process in self._processes:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(5)
+        self._processes.clear()
+
+
+def busy_context(busy: bool) -> contextlib.AbstractContextManager[object]:
+    return CpuHog() if busy else contextlib.nullcontext()
+
+
+# -- the real app against the scripted model server -------------------------------------------
+
+
+def write_app_config(path: Path, base_url: str, db: Path) -> Path:
+    """A config.toml for the scripted model server (OpenAI protocol), the database in ``db``."""
+    path.write_text(
+        f'db_path = "{db}"\n\n[api]\nbase_url = "{base_url}"\napi_key = "bench-key"\n\n'
+        '[model]\nname = "scripted-model"\nprovider = "openai"\nretries = 0\ncontext_window = 200000\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+READY_MARK = "shift+enter"
+"""On the welcome line the app shows once the session can take prompts."""
+
+
+def key_latencies(term: Terminal, count: int, timeout: float = 30.0) -> list[float]:
+    """Type ``count`` letters one at a time; for each, the time from writing it to the terminal
+    until the text typed so far (after an unmeasured "ZQ" prefix, so it is unique on the screen)
+    is on the screen. Erases what it typed (backspaces) at the end."""
+    alphabet = "qwertyuiopasdfghjklzxcvbnm"
+    prefix = "ZQ"
+    typed = ""
+    latencies: list[float] = []
+
+    def restart() -> None:
+        term.send(prefix)
+        term.wait_for(lambda screen: prefix in screen.text, timeout)
+
+    restart()
+    for i in range(count):
+        if len(typed) >= 20:  # keep the line short: erase and start again
+            term.send(b"\x7f" * (len(typed) + len(prefix)))
+            term.wait_for(lambda screen, old=prefix + typed: old not in screen.text, timeout)
+            typed = ""
+            restart()
+        typed += alphabet[(i * 7) % len(alphabet)]
+        sent = term.send(typed[-1])
+        shown = term.wait_for(lambda screen, text=prefix + typed: text in screen.text, timeout)
+        latencies.append((shown if shown is not None else time.monotonic()) - sent)
+        time.sleep(0.03)
+    term.send(b"\x7f" * (len(typed) + len(prefix)))
+    return latencies

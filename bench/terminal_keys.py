@@ -1,0 +1,111 @@
+"""Bench: key -> character on screen in a real terminal (issue 13, rows 1 and 2).
+
+In a pseudo-terminal read through pyte (``bench/terminal.py``), for each key the time from writing
+it to the terminal until the screen shows it, p50 / p95 / max, for:
+
+- the floor: a Textual hello-world with a focused Input (``bench/floor_hello.py``);
+- ``turnstone-tui`` at the idle prompt;
+- ``turnstone-tui`` while four bash panes stream a flood of output (``seq``, approved with
+  ``--skip-permissions``), keys typed into the prompt meanwhile.
+
+Goals: idle p95 < 16 ms; under the flood p95 < 50 ms.
+
+Run: ``.venv/bin/python bench/terminal_keys.py [--keys 40] [--busy]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.terminal import (  # noqa: E402
+    READY_MARK,
+    ROOT,
+    Terminal,
+    busy_context,
+    console_script,
+    hermetic_env,
+    key_latencies,
+    percentile,
+    summary_ms,
+    venv_python,
+    verdict,
+    write_app_config,
+)
+from tests.helpers.model_server import ModelServerProcess, Reply  # noqa: E402
+
+COLS, ROWS = 120, 36
+FLOOD = "seq 1 3000000"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keys", type=int, default=40)
+    parser.add_argument("--busy", action="store_true", help="run two CPU-spinning processes alongside")
+    args = parser.parse_args()
+    replies = [
+        Reply.tools([("bash", {"command": FLOOD}) for _ in range(4)]),
+        Reply.text("Flood done."),
+    ]
+    results: dict[str, list[float]] = {}
+    with tempfile.TemporaryDirectory(prefix="turnstone-keys-") as tmp_name:
+        tmp = Path(tmp_name)
+        home, work = tmp / "home", tmp / "work"
+        home.mkdir()
+        work.mkdir()
+        env = hermetic_env(home)
+        with ModelServerProcess(replies, tmp / "server") as server, busy_context(args.busy):
+            config = write_app_config(tmp / "config.toml", server.openai_base_url, tmp / "bench.db")
+            floor = Terminal(
+                [venv_python(), str(ROOT / "bench" / "floor_hello.py")],
+                cols=COLS,
+                rows=ROWS,
+                env=env,
+                cwd=work,
+            )
+            with floor:
+                floor.wait_for(lambda screen: "Hello, world" in screen.text, 120)
+                time.sleep(1.0)
+                results["floor (hello-world Input)"] = key_latencies(floor, args.keys)
+            app = Terminal(
+                [console_script(), "--config", str(config), "--skip-permissions"],
+                cols=COLS,
+                rows=ROWS,
+                env=env,
+                cwd=work,
+            )
+            with app:
+                if app.wait_for(lambda screen: READY_MARK in screen.text, 120) is None:
+                    raise SystemExit(f"the app did not get ready:\n{app.text()}")
+                time.sleep(2.0)  # past the start-up warm-up
+                results["turnstone-tui, idle prompt"] = key_latencies(app, args.keys)
+                app.send("flood the panes")
+                app.wait_for(lambda screen: "flood the panes" in screen.text, 30)
+                app.send(b"\r")
+                # the panes show the flood: numbers in the thousands on the screen
+                if (
+                    app.wait_for(lambda screen: any(f"{n}000" in screen.text for n in range(10, 99)), 120)
+                    is None
+                ):
+                    raise SystemExit(f"the panes never streamed:\n{app.text()}")
+                results["turnstone-tui, 4 panes flooding"] = key_latencies(app, args.keys)
+                app.send(b"\x1b")  # cancel the turn
+
+    print()
+    print(f"key -> character on screen, {args.keys} keys each, {'busy' if args.busy else 'quiet'} machine")
+    for name, values in results.items():
+        print(f"  {name:36} {summary_ms(values)}")
+    idle = percentile(results["turnstone-tui, idle prompt"], 95)
+    flood = percentile(results["turnstone-tui, 4 panes flooding"], 95)
+    print(f"  idle prompt p95 {idle * 1000:.1f} ms, goal < 16 ms: {verdict(idle < 0.016)}")
+    print(f"  under flood p95 {flood * 1000:.1f} ms, goal < 50 ms: {verdict(flood < 0.050)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

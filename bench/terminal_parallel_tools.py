@@ -1,0 +1,93 @@
+"""Bench: four ``sleep 1`` bash calls approved together -> the answer on screen (issue 13, row 7).
+
+The real console script in a pseudo-terminal read through pyte (``bench/terminal.py``); the
+scripted model asks for four ``sleep 1`` calls in one batch, the approval modal opens and ``y``
+(approve the batch) is pressed; the time from that key until the model's answer (sent after all four
+results) is on the screen. The floor is the ideal: one second (the calls run together).
+
+Goal: <= 1.1 s on a quiet machine.
+
+Run: ``.venv/bin/python bench/terminal_parallel_tools.py [--runs 5] [--busy]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.terminal import (  # noqa: E402
+    READY_MARK,
+    Terminal,
+    busy_context,
+    console_script,
+    hermetic_env,
+    median,
+    verdict,
+    write_app_config,
+)
+from tests.helpers.model_server import ModelServerProcess, Reply  # noqa: E402
+
+COLS, ROWS = 120, 36
+GOAL = 1.1
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--busy", action="store_true", help="run two CPU-spinning processes alongside")
+    args = parser.parse_args()
+    replies: list[Reply] = []
+    for run in range(args.runs):
+        replies.append(Reply.tools([("bash", {"command": f"sleep 1; echo slept{run}{i}"}) for i in range(4)]))
+        replies.append(Reply.text(f"All four slept in round R{run}X."))
+    walls: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="turnstone-par-") as tmp_name:
+        tmp = Path(tmp_name)
+        home, work = tmp / "home", tmp / "work"
+        home.mkdir()
+        work.mkdir()
+        with ModelServerProcess(replies, tmp / "server") as server, busy_context(args.busy):
+            config = write_app_config(tmp / "config.toml", server.openai_base_url, tmp / "bench.db")
+            app = Terminal(
+                [console_script(), "--config", str(config)],
+                cols=COLS,
+                rows=ROWS,
+                env=hermetic_env(home),
+                cwd=work,
+            )
+            with app:
+                if app.wait_for(lambda screen: READY_MARK in screen.text, 120) is None:
+                    raise SystemExit(f"the app did not get ready:\n{app.text()}")
+                time.sleep(2.0)
+                for run in range(args.runs):
+                    prompt = f"sleep round {run}"
+                    app.send(prompt)
+                    app.wait_for(lambda screen, p=prompt: p in screen.text, 30)
+                    app.send(b"\r")
+                    modal = f"echo slept{run}3"  # the batch's last call, listed in the approval modal
+                    if app.wait_for(lambda screen, m=modal: m in screen.text, 60) is None:
+                        raise SystemExit(f"no approval modal:\n{app.text()}")
+                    time.sleep(0.3)
+                    approved = app.send("y")  # approve this batch (not "always")
+                    answered = app.wait_for(lambda screen, r=run: f"R{r}X" in screen.text, 60)
+                    if answered is None:
+                        raise SystemExit(f"no answer:\n{app.text()}")
+                    walls.append(answered - approved)
+                    print(f"run {run + 1}/{args.runs}: approval -> answer {walls[-1]:.2f} s", flush=True)
+                    time.sleep(0.5)
+    value = median(walls)
+    print()
+    print(
+        f"4 x sleep 1 approved together -> answer, {args.runs} runs, {'busy' if args.busy else 'quiet'} machine"
+    )
+    print(f"  median {value:.2f} s, max {max(walls):.2f} s; goal <= {GOAL} s: {verdict(value <= GOAL)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

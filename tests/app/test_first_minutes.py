@@ -1,0 +1,148 @@
+"""Issue 11 (the first ten minutes): fast typing, ctrl+c, type-ahead while starting."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from textual import events
+from textual.pilot import Pilot
+from textual.widgets import Static
+
+from tests.app.conftest import make_runtime
+from tests.app.helpers import answers, infos, send, start, wait_until
+from tests.helpers.model_server import Reply, ScriptedModelServer
+from turnstone_tui.app.app import TurnstoneApp
+from turnstone_tui.app.screens.help import HelpScreen
+from turnstone_tui.app.screens.permissions import PermissionsScreen
+from turnstone_tui.runtime import Runtime
+from turnstone_tui.widgets.chat_messages import UserMessage
+from turnstone_tui.widgets.prompt_input import CompletionMenu
+
+SIZE = (100, 30)
+
+
+def burst(app: TurnstoneApp, keys: str | list[str]) -> None:
+    """Queue key presses on the prompt all at once, as a fast typist or a paste delivers them:
+    every key is handled before any of the prompt's own Changed messages."""
+    for key in keys:
+        character = key if len(key) == 1 else None
+        app.prompt.post_message(events.Key(key, character))
+
+
+def notifications(app: TurnstoneApp) -> list[str]:
+    return [str(n.message) for n in app._notifications]
+
+
+async def type_slowly(pilot: Pilot, text: str) -> None:
+    for char in text:
+        await pilot.press("space" if char == " " else char)
+
+
+async def test_enter_on_fast_typed_command_runs_what_was_typed(
+    app: TurnstoneApp, model_server: ScriptedModelServer
+) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        await start(pilot)
+        await pilot.click("#prompt")
+        await type_slowly(pilot, "/h")
+        menu = app.query_one(CompletionMenu)
+        await wait_until(pilot, lambda: menu.is_open, what="the menu for /h")
+        burst(app, ["e", "l", "p", "enter"])  # the menu still shows what it made for "/h"
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen), what="the help screen")
+        assert not [n for n in notifications(app) if "Unknown command" in n]
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: not isinstance(app.screen, HelpScreen))
+
+        await type_slowly(pilot, "/model ")
+        await wait_until(pilot, lambda: menu.is_open, what="the alias menu")
+        burst(app, ["f", "a", "s", "t", "enter"])
+        await wait_until(
+            pilot, lambda: any("Switched to scripted-fast" in t for t in infos(app)), what="the switch"
+        )
+        assert app.runtime is not None and app.runtime.provider.model == "scripted-fast"
+        assert not [n for n in notifications(app) if "Unknown command" in n]
+
+
+async def test_ctrl_c_clears_text_then_interrupts_then_arms_quit(
+    app: TurnstoneApp, model_server: ScriptedModelServer
+) -> None:
+    model_server.script([Reply.text("word " * 400, chunk_size=5, delay=0.05)])
+    async with app.run_test(size=SIZE) as pilot:
+        await start(pilot)
+        await pilot.click("#prompt")
+        await type_slowly(pilot, "half a thought")
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert app.prompt.text == "" and app.is_running
+        assert not [n for n in notifications(app) if "ctrl+c again" in n]
+
+        await send(pilot, "stream for a while", wait=False)
+        await wait_until(pilot, lambda: app.busy and answers(app), what="the answer to stream")
+        await pilot.press("ctrl+c")  # during a turn: interrupts it, as esc does
+        await wait_until(pilot, lambda: not app.busy, what="the turn to stop")
+        assert app.is_running
+        assert len(answers(app)[-1]) < len("word " * 400)
+        assert not [n for n in notifications(app) if "ctrl+c again" in n]
+
+        await pilot.press("ctrl+c")  # idle and empty: arms quit
+        await pilot.pause()
+        assert app.is_running
+        assert [n for n in notifications(app) if "ctrl+c again" in n]
+        await pilot.press("ctrl+c")
+        await wait_until(pilot, lambda: not app.is_running, what="the app to exit")
+
+
+async def test_type_ahead_while_starting_is_queued_visibly_and_sent_when_ready(
+    model_server: ScriptedModelServer, tmp_path: Path, frozen_clock: None
+) -> None:
+    model_server.script([Reply.text("Here you go.")])
+    release = asyncio.Event()
+
+    async def slow_start() -> Runtime:
+        await release.wait()
+        return await make_runtime(model_server, tmp_path)
+
+    app = TurnstoneApp(runtime_factory=slow_start, cwd=tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.click("#prompt")
+        await type_slowly(pilot, "typed early")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "queued: typed early" in infos(app), what="the queued notice")
+        assert app.prompt.text == "" and not app.ready
+        assert not model_server.model_requests()
+
+        release.set()
+        await wait_until(pilot, lambda: app.turns_finished == 1 and not app.busy, 20, "the queued turn")
+        assert answers(app) == ["Here you go."]
+        assert [u.text for u in app.query(UserMessage)] == ["typed early"]
+        assert "queued: typed early" not in infos(app)
+        assert model_server.model_requests()[0].body["messages"][-1]["content"] == "typed early"
+
+
+async def test_permissions_tells_which_tools_never_ask(
+    app: TurnstoneApp, model_server: ScriptedModelServer
+) -> None:
+    async with app.run_test(size=SIZE) as pilot:
+        await start(pilot)
+        assert app.session is not None and not app.session.auto_approve
+        await send(pilot, "/permissions", wait=False)
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionsScreen), what="/permissions")
+        shown = " ".join(str(s.render()) for s in app.screen.query(Static))
+        assert "nothing is auto-approved" not in shown.lower()
+        assert "read_file" in shown and "search" in shown and "without asking" in shown
+        assert "bash" not in shown  # bash asks
+
+
+async def test_ui_theme_from_the_config_is_used(
+    model_server: ScriptedModelServer, tmp_path: Path, frozen_clock: None
+) -> None:
+    runtime = await make_runtime(model_server, tmp_path)
+    runtime.config.ui.theme = "nord"
+    app = TurnstoneApp(runtime, cwd=runtime.options.cwd)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            await start(pilot)
+            assert app.theme == "nord"
+    finally:
+        await runtime.aclose()

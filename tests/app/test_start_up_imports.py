@@ -1,0 +1,109 @@
+"""The start-up import boundary: what a user pays for before the first frame.
+
+The app's module and the command line must not import any model SDK, the MCP SDK or the math
+stack (seconds of CPU in a real terminal); the runtime imports only the selected provider's SDK,
+and ``mcp`` only when a server is configured. Checked in a fresh interpreter (sys.modules), not
+by timing.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+HEAVY = ["anthropic", "openai", "mcp", "sympy", "numpy", "scipy", "llama_cpp", "bashlex", "jsonschema"]
+
+
+def loaded_after(code: str, tmp_path: Path) -> dict[str, bool]:
+    """Run ``code`` in a fresh interpreter; which of HEAVY it left in sys.modules."""
+    script = textwrap.dedent(code) + textwrap.dedent(
+        f"""
+        import json, sys
+        print(json.dumps({{name: name in sys.modules for name in {HEAVY!r}}}))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_app_module_and_command_line_import_no_sdk(tmp_path: Path) -> None:
+    loaded = loaded_after(
+        """
+        import turnstone_tui.cli
+        import turnstone_tui.app.app
+        from turnstone_tui.cli import apply_cli, build_parser
+        from turnstone_tui.config import Config
+        apply_cli(Config(), build_parser().parse_args(["--model", "gpt-x", "--provider", "openai"]))
+        """,
+        tmp_path,
+    )
+    assert [name for name, present in loaded.items() if present] == []
+
+
+def test_the_runtime_imports_only_the_selected_provider_and_no_mcp_without_servers(tmp_path: Path) -> None:
+    loaded = loaded_after(
+        f"""
+        import asyncio
+        from turnstone_tui.config import Config
+        from turnstone_tui.runtime import Runtime, RuntimeOptions
+
+        async def main():
+            config = Config()
+            config.api.base_url = "http://127.0.0.1:9/v1"
+            config.api.api_key = "k"
+            config.model.name = "some-model"
+            config.model.provider = "openai"
+            config.db_path = {str(tmp_path / "t.db")!r}
+            runtime = await Runtime.create(config, options=RuntimeOptions(start_watches=False))
+            assert runtime.mcp is None
+            assert runtime.provider.name == "openai", runtime.provider.name
+            await runtime.aclose()
+
+        asyncio.run(main())
+        """,
+        tmp_path,
+    )
+    assert loaded["openai"], "the selected provider's SDK is imported"
+    assert [name for name, present in loaded.items() if present and name != "openai"] == []
+
+
+def test_a_configured_mcp_server_brings_the_mcp_sdk(tmp_path: Path) -> None:
+    servers = tmp_path / "mcp.json"
+    servers.write_text(json.dumps({"mcpServers": {"never": {"command": "/nonexistent/server"}}}))
+    loaded = loaded_after(
+        f"""
+        import asyncio
+        from turnstone_tui.config import Config
+        from turnstone_tui.runtime import Runtime, RuntimeOptions
+
+        async def main():
+            config = Config()
+            config.api.base_url = "http://127.0.0.1:9/v1"
+            config.api.api_key = "k"
+            config.model.name = "claude-x"
+            config.model.provider = "anthropic"
+            config.db_path = {str(tmp_path / "t.db")!r}
+            options = RuntimeOptions(start_watches=False, mcp_config_path={str(servers)!r})
+            runtime = await Runtime.create(config, options=options)
+            assert runtime.mcp is not None and [s.name for s in runtime.mcp.statuses()] == ["never"]
+            await runtime.aclose()
+
+        asyncio.run(main())
+        """,
+        tmp_path,
+    )
+    assert loaded["anthropic"] and loaded["mcp"]
+    assert not loaded["openai"]
