@@ -146,3 +146,25 @@ async def test_ui_theme_from_the_config_is_used(
             assert app.theme == "nord"
     finally:
         await runtime.aclose()
+
+
+def test_help_lists_dialog_keys_and_wraps_inside_the_description_column() -> None:
+    from rich.console import Console
+
+    from turnstone_tui.app.screens.help import help_sections
+
+    sections = dict(help_sections())
+    assert {"Commands", "Keys", "Approving tools", "Reviewing a plan", "MCP panel"} <= set(sections)
+    console = Console(width=60, record=True, color_system=None)
+    for title, table in sections.items():
+        lines = console.render_lines(table, console.options.update_width(60))
+        texts = ["".join(segment.text for segment in line).rstrip() for line in lines]
+        starts = set()
+        for text in texts:
+            if text.startswith(" "):  # a wrapped description line: it starts at the column
+                starts.add(len(text) - len(text.lstrip()))
+            else:
+                key_end = text.index("  ") if "  " in text else len(text)
+                column = key_end + len(text[key_end:]) - len(text[key_end:].lstrip())
+                starts.add(column)
+        assert len(starts) == 1, f"{title}: descriptions start at columns {sorted(starts)}"
