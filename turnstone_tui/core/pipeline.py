@@ -147,7 +147,9 @@ class ToolPipeline:
         results = {} if results is None else results
         try:
             ui.on_tools_prepared(items)
-            decision = await self._approve(items)
+            asked = self._needing_approval(items)
+            decision = await self._approve(asked)
+            asked_ids = {item.call_id for item in asked}
             runnable: list[PreparedItem] = []
             for item in items:
                 if item.error is not None:
@@ -156,10 +158,11 @@ class ToolPipeline:
                     self._deliver(item, ToolResult(f"{item.func_name}: nothing to execute", True), results)
                 elif (
                     decision is not None
-                    and item.needs_approval
+                    and item.call_id in asked_ids
                     and not decision.is_approved(item.call_id)
-                    and not self.policy.allows(item)
                 ):
+                    # The user's answer for a call they were asked about is final: an "always" granted
+                    # in the same answer (for another call of the same tool) must not override a skip.
                     self._deliver(item, _denial(item, decision), results)
                 else:
                     runnable.append(item)
@@ -180,8 +183,15 @@ class ToolPipeline:
                     self._deliver(item, failed, results)
         return [ToolOutcome(item, results[item.call_id]) for item in items]
 
-    async def _approve(self, items: list[PreparedItem]) -> ApprovalDecision | None:
-        pending = [i for i in items if i.error is None and i.needs_approval and not self.policy.allows(i)]
+    def _needing_approval(self, items: list[PreparedItem]) -> list[PreparedItem]:
+        """The calls the user must be asked about, decided once, before any answer changes the policy."""
+        return [
+            i
+            for i in items
+            if i.error is None and i.execute is not None and i.needs_approval and not self.policy.allows(i)
+        ]
+
+    async def _approve(self, pending: list[PreparedItem]) -> ApprovalDecision | None:
         if not pending:
             return None
         ui = self.ctx.ui
