@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 from ..executors.base import Preparer, ToolContext, error_item
@@ -72,6 +72,9 @@ class ToolPipeline:
         self.mcp_preparer = mcp_preparer
         self.max_parallel = max_parallel
         self.truncation = truncation
+        # Write-ahead: awaited with (call_id, name, result) the moment an executed call finishes,
+        # so its result is stored before anything else can go wrong (the session stores it).
+        self.commit: Callable[[str, str, ToolResult], Awaitable[None]] | None = None
 
     # --- phase 1 ------------------------------------------------------------------------
     async def prepare(self, call: ToolCall) -> PreparedItem:
@@ -213,6 +216,11 @@ class ToolPipeline:
             if feedback and item.needs_approval:
                 result.text = f"{result.text}\n\n[user feedback on approval: {feedback}]"
             self._deliver(item, result, results)
+            if self.commit is not None:
+                try:
+                    await self.commit(item.call_id, item.func_name, results[item.call_id])
+                except Exception:  # the result stands in memory; storing is retried at the end
+                    log.exception("could not store the result of %s at once", item.call_id)
 
         tasks = [asyncio.create_task(run_one(item), name=f"tool:{item.call_id}") for item in items]
         try:

@@ -135,6 +135,7 @@ class ChatSession:
         self._synthetic_streak = 0
         self._partial = AssistantReply()
         self._pending_results: dict[str, ToolResult] = {}
+        self._committed: set[str] = set()  # call ids whose result message is already stored
         self._tool_search: Any = None
         self._remove_mcp_listener: Callable[[], None] | None = None
         self.pipeline = ToolPipeline(
@@ -146,6 +147,7 @@ class ChatSession:
             max_parallel=config.tools.max_parallel,
             truncation=config.tools.truncation,
         )
+        self.pipeline.commit = self._commit_result
 
     # --- lifecycle ----------------------------------------------------------------------
     @property
@@ -492,10 +494,19 @@ class ChatSession:
                 call.arguments = normalised
         return calls
 
+    async def _commit_result(self, call_id: str, name: str, result: ToolResult) -> None:
+        """Store one finished call's result at once: a crash later in the batch cannot lose it."""
+        if call_id in self._committed:
+            return
+        self._committed.add(call_id)
+        await self._append(tool_message(call_id, name, result))
+
     async def _store_outcomes(self, outcomes: list[ToolOutcome]) -> None:
         images: list[dict[str, Any]] = []
         for outcome in outcomes:
-            await self._append(tool_message(outcome.item.call_id, outcome.item.func_name, outcome.result))
+            if outcome.item.call_id not in self._committed:
+                self._committed.add(outcome.item.call_id)
+                await self._append(tool_message(outcome.item.call_id, outcome.item.func_name, outcome.result))
             if outcome.result.content_parts:
                 images.append({"type": "text", "text": f"[{outcome.item.func_name} returned this content]"})
                 images.extend(outcome.result.content_parts)
