@@ -238,6 +238,7 @@ async def _compact(app: TurnstoneApp, argument: str) -> None:
         return
     app.busy = True
     app.status_bar.state = SessionState.THINKING
+    app.status_bar.activity = "compacting"
     compaction = app.compaction = asyncio.ensure_future(session.compact())
     try:
         summary = await compaction
@@ -249,6 +250,7 @@ async def _compact(app: TurnstoneApp, argument: str) -> None:
     finally:
         app.compaction = None
         app.busy = False
+        app.status_bar.activity = ""
         app.status_bar.state = SessionState.IDLE
     if not summary:
         await app.chat.add_info("Nothing to compact yet.")
