@@ -101,6 +101,17 @@ def test_empty_app(snap_compare, model_server: ScriptedModelServer, tmp_path: Pa
     assert snap_compare(make_app(model_server, tmp_path), terminal_size=SIZE, run_before=run_before)
 
 
+def test_help_screen_at_90_columns(snap_compare, model_server: ScriptedModelServer, tmp_path: Path) -> None:
+    """Long descriptions wrap inside their column (issue 11 item 10: columns line up at 90x30)."""
+
+    async def run_before(pilot: Pilot) -> None:
+        app = await ready(pilot)
+        await pilot.press("f1")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen), what="the help screen")
+
+    assert snap_compare(make_app(model_server, tmp_path), terminal_size=(90, 30), run_before=run_before)
+
+
 def test_streamed_answer(snap_compare, model_server: ScriptedModelServer, tmp_path: Path) -> None:
     model_server.script([Reply.text(ANSWER, reasoning=REASONING, chunk_size=7, usage=(5200, 140))])
 

@@ -34,6 +34,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--provider", choices=PROVIDER_NAMES, help="model API to speak")
     p.add_argument("--config", type=Path, help="config file (default: ~/.config/turnstone/config.toml)")
     p.add_argument("--mcp-config", help="MCP servers JSON file (standard mcpServers format)")
+    p.add_argument(
+        "--root",
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="offer DIR to MCP servers as a root besides the working directory (repeatable)",
+    )
     p.add_argument("--skip-permissions", action="store_true", help="approve every tool call without asking")
     p.add_argument(
         "--allow", action="append", default=[], metavar="TOOL", help="auto-approve this tool (repeatable)"
@@ -86,6 +93,8 @@ def apply_cli(cfg: Config, args: argparse.Namespace) -> Config:
         cfg.db_path = args.db
     if args.mcp_config:
         cfg.mcp.config_path = args.mcp_config
+    if getattr(args, "root", None):
+        cfg.mcp.roots = [*cfg.mcp.roots, *args.root]
     return cfg
 
 
@@ -160,6 +169,11 @@ async def run_headless(cfg: Config, prompt: str, args: argparse.Namespace) -> in
             ui.on_info(banner())
         if runtime.mcp is not None and runtime.mcp.statuses():
             await runtime.mcp.wait_ready(cfg.mcp.connect_timeout)
+            for status in runtime.mcp.statuses():  # no browser here: say which server is unusable and why
+                if getattr(status, "needs_login", False):
+                    print(f"MCP server {status.name} {status.error}", file=sys.stderr)  # "needs login: ..."
+                elif str(status.state) == "failed":
+                    print(f"MCP server {status.name} failed: {status.error}", file=sys.stderr)
         try:
             session = await runtime.create_session(ui, session_id=args.resume)
         except ValueError as exc:

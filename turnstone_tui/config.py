@@ -55,6 +55,8 @@ class ModelConfig:
     # a stream that sends no byte for this long has stalled: retried once, then an error
     stream_idle_timeout: float = 90.0
     connect_timeout: float = 15.0  # seconds to open the connection
+    # Tool search tier for this model: "native" | "client" | "off" | "" (by the capability table)
+    tool_search: str = ""
 
 
 @dataclass
@@ -65,6 +67,10 @@ class ModelAlias:
     api_key: str = ""
     context_window: int | None = None
     supports_vision: bool | None = None
+    tool_search: str = ""  # "native" | "client" | "off" | "" (by the capability table)
+
+
+TOOL_SEARCH_TIERS = ("native", "client", "off")
 
 
 @dataclass
@@ -177,6 +183,11 @@ def _validate(cfg: Config, src: str) -> None:
         raise ConfigError(
             f"{src}: tools.native_web_search: must be auto, on or off, got {cfg.tools.native_web_search!r}"
         )
+    for where, tier in [("model", cfg.model.tool_search)] + [
+        (f"models.{alias}", entry.tool_search) for alias, entry in cfg.models.items()
+    ]:
+        if tier not in ("", *TOOL_SEARCH_TIERS):
+            raise ConfigError(f"{src}: {where}.tool_search: must be native, client or off, got {tier!r}")
     from .providers.registry import PROVIDER_NAMES  # the table of providers (data only)
 
     if cfg.model.provider not in ("", *PROVIDER_NAMES):

@@ -146,3 +146,55 @@ async def test_ui_theme_from_the_config_is_used(
             assert app.theme == "nord"
     finally:
         await runtime.aclose()
+
+
+def test_help_lists_dialog_keys_and_wraps_inside_the_description_column() -> None:
+    from rich.console import Console
+
+    from turnstone_tui.app.screens.help import help_sections
+
+    sections = dict(help_sections())
+    assert {"Commands", "Keys", "Approving tools", "Reviewing a plan", "MCP panel"} <= set(sections)
+    console = Console(width=60, record=True, color_system=None)
+    for title, table in sections.items():
+        lines = console.render_lines(table, console.options.update_width(60))
+        texts = ["".join(segment.text for segment in line).rstrip() for line in lines]
+        starts = set()
+        for text in texts:
+            if text.startswith(" "):  # a wrapped description line: it starts at the column
+                starts.add(len(text) - len(text.lstrip()))
+            else:
+                key_end = text.index("  ") if "  " in text else len(text)
+                column = key_end + len(text[key_end:]) - len(text[key_end:].lstrip())
+                starts.add(column)
+        assert len(starts) == 1, f"{title}: descriptions start at columns {sorted(starts)}"
+
+
+def state_label(app: TurnstoneApp) -> str:
+    from textual.widgets import Label
+
+    return str(app.query_one("#status-state", Label).render())
+
+
+async def test_status_says_writing_while_text_streams_and_compacting_during_compact(
+    app: TurnstoneApp, model_server: ScriptedModelServer
+) -> None:
+    model_server.script(
+        [
+            Reply.text("word " * 300, chunk_size=5, delay=0.03),
+            Reply.text("A short summary.", chunk_size=2, delay=0.3),
+        ]
+    )
+    async with app.run_test(size=SIZE) as pilot:
+        await start(pilot)
+        await send(pilot, "talk for a while", wait=False)
+        await wait_until(pilot, lambda: app.busy and answers(app), what="the answer to stream")
+        await wait_until(pilot, lambda: "writing" in state_label(app), what="'writing' in the status")
+        assert "thinking" not in state_label(app)
+        await wait_until(pilot, lambda: not app.busy, 30, "the turn to end")
+
+        await send(pilot, "/compact", wait=False)
+        await wait_until(pilot, lambda: "compacting" in state_label(app), what="'compacting' in the status")
+        assert "thinking" not in state_label(app)
+        await wait_until(pilot, lambda: any("compacted" in t for t in infos(app)), 30, "the summary")
+        assert "idle" in state_label(app)

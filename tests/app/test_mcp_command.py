@@ -67,3 +67,19 @@ async def test_slash_mcp_lists_the_connected_tools_and_f2_still_toggles_the_pane
         await wait_until(pilot, panel_shown, 10, "the MCP panel")
         await pilot.press("f2")
         await wait_until(pilot, lambda: not panel_shown(), 10, "the panel to hide")
+
+
+async def test_slash_tools_says_which_tool_search_tier_is_in_use(mcp_runtime: Runtime) -> None:
+    app = TurnstoneApp(mcp_runtime, cwd=mcp_runtime.options.cwd)
+    async with app.run_test(size=APP_SIZE) as pilot:
+        await start(pilot)
+        app.run_slash_command("/tools")
+        await wait_until(
+            pilot, lambda: any("**Tools**" in s for s in info_blocks(app)), 20, "the /tools text"
+        )
+        text = next(s for s in info_blocks(app) if "**Tools**" in s)
+        mcp_count = len(mcp_runtime.mcp.tool_schemas())
+        # 19 built-ins + the demo tools pass the threshold of 20: the MCP tools are deferred and the
+        # OpenAI-protocol model gets the client-side tool_search function (20 tools sent).
+        assert f"**Tools**: 20 sent to the model (19 built-in, {mcp_count} MCP)" in text
+        assert "Tool search tier for `scripted-model`: client-side (the tool_search function)" in text

@@ -97,6 +97,10 @@ class Reply:
     # kind "stall": say nothing for ``delay`` seconds (after the 200 headers unless
     # ``stall_before_headers``), then drop the connection
     stall_before_headers: bool = False
+    # Anthropic's server-side tool search, {"query": ..., "found": [tool names]} or with
+    # "error_code" instead of "found": a server_tool_use block (tool_search_tool_bm25, with a
+    # "caller" field) and its tool_search_tool_result are streamed before the text.
+    tool_search: dict[str, Any] | None = None
 
     @classmethod
     def text(cls, text: str, *, reasoning: str = "", think_tags: bool = False, **options: Any) -> Reply:
@@ -351,6 +355,12 @@ def anthropic_events(reply: Reply, body: dict[str, Any], n: int) -> list[str]:
         add("content_block_delta", index=index, delta={"type": "signature_delta", "signature": f"sig-{n}"})
         add("content_block_stop", index=index)
         index += 1
+    for block, json_input in anthropic_tool_search_blocks(reply, n):
+        add("content_block_start", index=index, content_block=block)
+        for p in _pieces(json_input, reply.chunk_size):
+            add("content_block_delta", index=index, delta={"type": "input_json_delta", "partial_json": p})
+        add("content_block_stop", index=index)
+        index += 1
     search = reply.web_search
     if search is not None:
         tool_id = f"srvtoolu_{n}"
@@ -407,10 +417,38 @@ def anthropic_events(reply: Reply, body: dict[str, Any], n: int) -> list[str]:
     return [f"event: {event}\ndata: {json.dumps(data)}\n\n" for event, data in out]
 
 
+def anthropic_tool_search_blocks(reply: Reply, n: int) -> list[tuple[dict[str, Any], str]]:
+    """The server_tool_use and tool_search_tool_result blocks of a scripted tool search, each with
+    the input JSON streamed for it ("" for the result, which arrives whole)."""
+    search = reply.tool_search
+    if search is None:
+        return []
+    tool_id = f"srvtoolu_search_{n}"
+    use = {
+        "type": "server_tool_use",
+        "id": tool_id,
+        "name": "tool_search_tool_bm25",
+        "input": {},
+        "caller": {"type": "direct"},
+    }
+    if "error_code" in search:
+        content: dict[str, Any] = {
+            "type": "tool_search_tool_result_error",
+            "error_code": search["error_code"],
+        }
+    else:
+        references = [{"type": "tool_reference", "tool_name": name} for name in search["found"]]
+        content = {"type": "tool_search_tool_search_result", "tool_references": references}
+    result = {"type": "tool_search_tool_result", "tool_use_id": tool_id, "content": content}
+    return [(use, json.dumps({"query": search["query"]})), (result, "")]
+
+
 def anthropic_message(reply: Reply, body: dict[str, Any], n: int) -> dict[str, Any]:
     content: list[dict[str, Any]] = []
     if reply.reasoning:
         content.append({"type": "thinking", "thinking": reply.reasoning, "signature": f"sig-{n}"})
+    for block, json_input in anthropic_tool_search_blocks(reply, n):
+        content.append({**block, "input": json.loads(json_input)} if json_input else block)
     if reply.content:
         content.append({"type": "text", "text": reply.content})
     for i, spec in enumerate(reply.calls):

@@ -114,3 +114,64 @@ def test_five_hundred_mcp_tools_go_through_tool_search(tmp_path: Path) -> None:
     assert "mcp__big__tool_321" in {t["function"]["name"] for t in second["tools"]}
     results = [m["content"] for m in third["messages"] if m["role"] == "tool"]
     assert results[-1] == "extra 321: found it"
+
+
+def test_headless_declines_forms_refuses_sampling_and_names_the_server_that_needs_login(
+    tmp_path: Path,
+) -> None:
+    """No one to ask: forms are declined, sampling refused, a 401 server is named on stderr; --root
+    adds a root the server sees."""
+    import threading
+    from http.server import ThreadingHTTPServer
+
+    from tests.helpers.mcp_servers import ASKING
+    from tests.mcp.test_needs_login import _Unauthorized
+
+    denied = ThreadingHTTPServer(("127.0.0.1", 0), _Unauthorized)
+    threading.Thread(target=denied.serve_forever, daemon=True).start()
+    extra = tmp_path / "extra"
+    extra.mkdir()
+    mcp_json = tmp_path / "mcp.json"
+    mcp_json.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "asking": {"command": sys.executable, "args": [str(ASKING)]},
+                    "tracker": {"type": "http", "url": f"http://127.0.0.1:{denied.server_address[1]}/mcp"},
+                }
+            }
+        )
+    )
+    script = [
+        Reply.tools(
+            [
+                ("mcp__asking__book_table", {}),
+                ("mcp__asking__summarize", {"text": "long"}),
+                ("mcp__asking__show_roots", {}),
+            ]
+        ),
+        Reply.text("done"),
+    ]
+    try:
+        with ScriptedModelServer(script) as server:
+            proc = subprocess.run(
+                [
+                    sys.executable, "-m", "turnstone_tui.cli",
+                    "--provider", "openai", "--base-url", server.openai_base_url, "--api-key", "k",
+                    "--model", "test-model", "--db", str(tmp_path / "t.db"),
+                    "--mcp-config", str(mcp_json), "--skip-permissions", "--tool-search", "off",
+                    "--root", str(extra), "-p", "go",
+                ],
+                cwd=tmp_path, env=_env(tmp_path), capture_output=True, text=True, timeout=100,
+            )  # fmt: skip
+            requests = server.model_requests()
+    finally:
+        denied.shutdown()
+        denied.server_close()
+    assert proc.returncode == 0, proc.stderr
+    assert "MCP server tracker needs login: the server answered 401 Unauthorized" in proc.stderr
+    results = [m["content"] for m in requests[1].body["messages"] if m["role"] == "tool"]
+    assert results[0] == "booking decline"
+    assert "sampling failed" in results[1] and "without an interactive user" in results[1]
+    roots = results[2].splitlines()
+    assert roots == [Path(os.path.realpath(tmp_path)).as_uri(), Path(os.path.realpath(extra)).as_uri()]

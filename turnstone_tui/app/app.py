@@ -361,7 +361,7 @@ class TurnstoneApp(App[None]):
         for MCP servers still connecting, so the model sees their tools."""
         runtime = self.runtime
         mcp = runtime.mcp if runtime is not None else None
-        if self._mcp_waited or mcp is None or not hasattr(mcp, "wait_ready"):
+        if self._mcp_waited or mcp is None:
             return
         self._mcp_waited = True
         connecting = [s.name for s in mcp.statuses() if str(s.state) == "connecting"]

@@ -163,6 +163,32 @@ async def _mcp(app: TurnstoneApp, argument: str) -> None:
     app.refresh_status()
 
 
+@slash_command("tools", "", "Show the tools sent to the model and the tool search tier")
+async def _tools(app: TurnstoneApp, argument: str) -> None:
+    from ..core.tool_search import TIER_LABELS
+
+    session = app.session
+    if session is None:
+        return
+    visible = session.visible_tool_schemas()
+    deferred = session.deferred_tool_schemas()
+    mcp_count = len(session.mcp.tool_schemas()) if session.mcp is not None else 0
+    tier = session.tool_search_tier
+    search = session.ctx.tool_search
+    active = search is not None and search.active
+    lines = [
+        f"**Tools**: {len(visible)} sent to the model"
+        + (f", {len(deferred)} deferred" if deferred else "")
+        + f" ({len(session.registry.TOOLS)} built-in, {mcp_count} MCP)",
+        "",
+        f"Tool search tier for `{session.provider.model}`: {TIER_LABELS.get(tier, tier or 'none')}"
+        + ("" if active or tier == "off" else " — not active now (too few tools to defer)"),
+    ]
+    if search is not None and search.expanded:
+        lines.append(f"Found so far: {', '.join(f'`{n}`' for n in sorted(search.expanded))}")
+    await app.chat.add_markdown_info("\n".join(lines))
+
+
 @slash_command("permissions", "", "Show and revoke auto-approved tools")
 async def _permissions(app: TurnstoneApp, argument: str) -> None:
     from .screens.permissions import Permission, PermissionsScreen
@@ -208,6 +234,7 @@ async def _compact(app: TurnstoneApp, argument: str) -> None:
         return
     app.busy = True
     app.status_bar.state = SessionState.THINKING
+    app.status_bar.activity = "compacting"
     compaction = app.compaction = asyncio.ensure_future(session.compact())
     try:
         summary = await compaction
@@ -219,6 +246,7 @@ async def _compact(app: TurnstoneApp, argument: str) -> None:
     finally:
         app.compaction = None
         app.busy = False
+        app.status_bar.activity = ""
         app.status_bar.state = SessionState.IDLE
     if not summary:
         await app.chat.add_info("Nothing to compact yet.")

@@ -77,6 +77,7 @@ class QuestionBroker:
 
     def state_changed(self, state: SessionState) -> None:
         """While a question is open the bar stays in attention and shows ``state`` afterwards."""
+        self._app.status_bar.activity = ""  # a new phase: "thinking" until text streams again
         if self._open:
             self._state_before_attention = state
             return

@@ -113,6 +113,7 @@ class StreamApplier:
             else:
                 backlog.popleft()
                 if isinstance(item, m.TextPiece):
+                    self._app.status_bar.activity = "writing" if item.kind == "content" else ""
                     if item.kind == "content":
                         await chat.append_content(item.text)
                     else:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
 from .arguments import ArgumentLimits, check_arguments, validate_arguments
@@ -76,6 +76,9 @@ class ToolPipeline:
         self.mcp_preparer = mcp_preparer
         self.max_parallel = max_parallel
         self.truncation = truncation
+        # Write-ahead: awaited with (call_id, name, result) the moment an executed call finishes,
+        # so its result is stored before anything else can go wrong (the session stores it).
+        self.commit: Callable[[str, str, ToolResult], Awaitable[None]] | None = None
 
     # --- phase 1 ------------------------------------------------------------------------
     async def prepare(self, call: ToolCall) -> PreparedItem:
@@ -151,7 +154,9 @@ class ToolPipeline:
         results = {} if results is None else results
         try:
             ui.on_tools_prepared(items)
-            decision = await self._approve(items)
+            asked = self._needing_approval(items)
+            decision = await self._approve(asked)
+            asked_ids = {item.call_id for item in asked}
             runnable: list[PreparedItem] = []
             for item in items:
                 if item.error is not None:
@@ -160,10 +165,11 @@ class ToolPipeline:
                     self._deliver(item, ToolResult(f"{item.func_name}: nothing to execute", True), results)
                 elif (
                     decision is not None
-                    and item.needs_approval
+                    and item.call_id in asked_ids
                     and not decision.is_approved(item.call_id)
-                    and not self.policy.allows(item)
                 ):
+                    # The user's answer for a call they were asked about is final: an "always" granted
+                    # in the same answer (for another call of the same tool) must not override a skip.
                     self._deliver(item, denied_result(item.func_name, decision.feedback), results)
                 else:
                     runnable.append(item)
@@ -183,8 +189,15 @@ class ToolPipeline:
                     self._deliver(item, failed, results)
         return [ToolOutcome(item, results[item.call_id]) for item in items]
 
-    async def _approve(self, items: list[PreparedItem]) -> ApprovalDecision | None:
-        pending = [i for i in items if i.error is None and i.needs_approval and not self.policy.allows(i)]
+    def _needing_approval(self, items: list[PreparedItem]) -> list[PreparedItem]:
+        """The calls the user must be asked about, decided once, before any answer changes the policy."""
+        return [
+            i
+            for i in items
+            if i.error is None and i.execute is not None and i.needs_approval and not self.policy.allows(i)
+        ]
+
+    async def _approve(self, pending: list[PreparedItem]) -> ApprovalDecision | None:
         if not pending:
             return None
         ui = self.ctx.ui
@@ -206,6 +219,11 @@ class ToolPipeline:
             if feedback and item.needs_approval:
                 result.text = f"{result.text}\n\n[user feedback on approval: {feedback}]"
             self._deliver(item, result, results)
+            if self.commit is not None:
+                try:
+                    await self.commit(item.call_id, item.func_name, results[item.call_id])
+                except Exception:  # the result stands in memory; storing is retried at the end
+                    log.exception("could not store the result of %s at once", item.call_id)
 
         tasks = [asyncio.create_task(run_one(item), name=f"tool:{item.call_id}") for item in items]
         try:

@@ -45,7 +45,35 @@ class StreamDone:
     finish_reason: str = "stop"
 
 
-StreamEvent = ContentDelta | ReasoningDelta | ToolCallDelta | UsageUpdate | StreamDone
+@dataclass(slots=True)
+class ToolSearchDone:
+    """The provider's own (server-side) tool search ran: ``tool_names`` were found for ``query``
+    (``error`` set when the search failed). The engine makes those tools visible."""
+
+    call_id: str
+    query: str
+    tool_names: list[str]
+    error: str | None = None
+
+
+@dataclass(slots=True)
+class ProviderContent:
+    """The assistant turn exactly as the provider sent it (e.g. Anthropic content blocks with
+    server-side tool search blocks), to be stored with the message and sent back unchanged."""
+
+    provider: str
+    blocks: list[dict[str, Any]]
+
+
+StreamEvent = (
+    ContentDelta
+    | ReasoningDelta
+    | ToolCallDelta
+    | UsageUpdate
+    | StreamDone
+    | ToolSearchDone
+    | ProviderContent
+)
 
 
 @dataclass(slots=True)
@@ -53,6 +81,9 @@ class ModelRequest:
     messages: list[dict[str, Any]]
     # OpenAI function-calling schemas: [{"type": "function", "function": {name, description, parameters}}]
     tools: list[dict[str, Any]] = field(default_factory=list)
+    # Native tool search: tools sent deferred (defer_loading) with the provider's own search tool;
+    # empty for the client-side tier, where ``tools`` carries the synthetic tool_search function.
+    deferred_tools: list[dict[str, Any]] = field(default_factory=list)
     model: str = ""
     temperature: float | None = None
     max_tokens: int | None = None
@@ -74,6 +105,9 @@ class ProviderError(Exception):
 class Provider(Protocol):
     name: str  # its name in providers/registry.py
     model: str
+    # Native (server-side) tool search: None = this provider cannot do it; True/False = the model
+    # supports it or not by the capability table (a [models.NAME] tool_search override wins).
+    native_tool_search: bool | None
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """Stream one model response. Raises ProviderError on failure.

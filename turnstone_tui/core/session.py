@@ -29,16 +29,18 @@ from .provider import (
     ContentDelta,
     ModelRequest,
     Provider,
+    ProviderContent,
     ProviderError,
     ReasoningDelta,
     StreamDone,
     ToolCallDelta,
+    ToolSearchDone,
     UsageUpdate,
 )
 from .subagent import SubagentUI
-from .tool_search import TOOL_SEARCH_SCHEMA, ToolSearchManager
+from .tool_search import TOOL_SEARCH_SCHEMA, ToolSearchManager, decide_tier, tier_override
 from .tools import MemorySource, ToolContext, ToolTable
-from .types import ExecContext, SessionState, StatusInfo, ToolCall, ToolResult, ToolStatus
+from .types import ExecContext, PreparedItem, SessionState, StatusInfo, ToolCall, ToolResult, ToolStatus
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -56,9 +58,13 @@ class AssistantReply:
     reasoning: str = ""
     tool_calls: list[ToolCall] = field(default_factory=list)
     finish_reason: str = ""
+    provider_content: ProviderContent | None = None
 
     def message(self) -> dict[str, Any]:
         msg: dict[str, Any] = {"role": "assistant", "content": self.content or None}
+        if self.provider_content is not None:  # sent back to that provider exactly as received
+            kept = self.provider_content
+            msg["provider_content"] = {"provider": kept.provider, "blocks": kept.blocks}
         if self.tool_calls:
             msg["tool_calls"] = [
                 {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": c.arguments}}
@@ -132,6 +138,7 @@ class ChatSession:
         self._synthetic_streak = 0
         self._partial = AssistantReply()
         self._pending_results: dict[str, ToolResult] = {}
+        self._committed: set[str] = set()  # call ids whose result message is already stored
         self._tool_search: ToolSearchManager | None = None
         self._remove_mcp_listener: Callable[[], None] | None = None
         self.pipeline = ToolPipeline(
@@ -143,6 +150,7 @@ class ChatSession:
             max_parallel=config.tools.max_parallel,
             truncation=config.tools.truncation,
         )
+        self.pipeline.commit = self._commit_result
 
     # --- lifecycle ----------------------------------------------------------------------
     @property
@@ -231,6 +239,10 @@ class ChatSession:
             threshold=tools_cfg.search_threshold,
             max_results=tools_cfg.search_max_results,
         )
+        native = getattr(self.provider, "native_tool_search", None)
+        manager.tier, notice = decide_tier(tier_override(self.config, self.provider.model), native)
+        if notice:
+            self.ui.on_info(notice)
         self._tool_search = manager
         self.ctx.tool_search = manager
 
@@ -239,6 +251,15 @@ class ChatSession:
             self._tool_search.rebuild(self._mcp_schemas())
         self._rebuild_system_prompt()
         self._emit_status()
+
+    @property
+    def tool_search_tier(self) -> str:
+        """native / client / off: how deferred MCP tools are found ("" for sub-agents, exempt)."""
+        return self._tool_search.tier if self._tool_search is not None else ""
+
+    def deferred_tool_schemas(self) -> list[dict[str, Any]]:
+        """Tools sent deferred to the provider's native search (empty unless that tier is active)."""
+        return self._tool_search.deferred_schemas() if self._tool_search is not None else []
 
     def visible_tool_schemas(self) -> list[dict[str, Any]]:
         """What the model is sent this round (tool search may defer MCP tools)."""
@@ -326,7 +347,7 @@ class ChatSession:
         rounds = 0
         while True:
             self._set_state(SessionState.THINKING)
-            reply = await self._stream_reply()
+            reply = await self._stream_reply_with_fallback()
             self._partial = AssistantReply()
             await self._append(reply.message())
             await self._save_usage()
@@ -346,11 +367,49 @@ class ChatSession:
                 self.last_answer = (self.last_answer + f"\n\n[{note}]").strip()
                 return
 
+    async def _stream_reply_with_fallback(self) -> AssistantReply:
+        """A provider that rejects the native tool search request (a 400 naming it) gets the
+        client-side tier from then on, for this session; the request is sent again once."""
+        deferred = self.deferred_tool_schemas()
+        try:
+            return await self._stream_reply()
+        except ProviderError as exc:
+            if not deferred or exc.status != 400 or not _names_tool_search(str(exc)):
+                raise
+            assert self._tool_search is not None
+            self._tool_search.tier = "client"
+            self.ui.on_info(
+                f"The provider rejected native tool search ({exc}); using the client-side "
+                "tool_search for the rest of this session."
+            )
+            self._emit_status()
+            return await self._stream_reply()
+
+    def _on_native_tool_search(self, event: ToolSearchDone) -> None:
+        """The provider searched the deferred tools: the ones found join the visible set (as the
+        client-side search does) and the user sees a compact card."""
+        added: list[str] = []
+        if self._tool_search is not None and not event.error:
+            self._tool_search.expand(event.tool_names)
+            added = event.tool_names
+        found = "failed: " + event.error if event.error else f"{len(added)} found"
+        item = PreparedItem(
+            call_id=event.call_id or f"search_{uuid.uuid4().hex[:8]}",
+            func_name="tool_search",
+            args={"query": event.query},
+            header=f"searched tools: {event.query} → {found}",
+            needs_approval=False,
+        )
+        text = event.error or ("\n".join(added) if added else "no tools matched")
+        self.ui.on_tools_prepared([item])
+        self.ui.on_tool_result(item.call_id, item.func_name, ToolResult(text, is_error=bool(event.error)))
+
     async def _stream_reply(self) -> AssistantReply:
         cfg = self.config.model
         request = ModelRequest(
             messages=self.wire_messages(),
             tools=self.visible_tool_schemas(),
+            deferred_tools=self.deferred_tool_schemas(),
             model=self.provider.model,
             temperature=cfg.temperature,
             max_tokens=cfg.max_tokens,
@@ -389,6 +448,10 @@ class ChatSession:
                     self._emit_status()
                 elif isinstance(event, StreamDone):
                     reply.finish_reason = event.finish_reason
+                elif isinstance(event, ToolSearchDone):
+                    self._on_native_tool_search(event)
+                elif isinstance(event, ProviderContent):
+                    reply.provider_content = event
         finally:
             self.completion_tokens += response_completion
             ui.on_message_end()
@@ -436,10 +499,19 @@ class ChatSession:
                 call.arguments = normalised
         return calls
 
+    async def _commit_result(self, call_id: str, name: str, result: ToolResult) -> None:
+        """Store one finished call's result at once: a crash later in the batch cannot lose it."""
+        if call_id in self._committed:
+            return
+        self._committed.add(call_id)
+        await self._append(tool_message(call_id, name, result))
+
     async def _store_outcomes(self, outcomes: list[ToolOutcome]) -> None:
         images: list[dict[str, Any]] = []
         for outcome in outcomes:
-            await self._append(tool_message(outcome.item.call_id, outcome.item.func_name, outcome.result))
+            if outcome.item.call_id not in self._committed:
+                self._committed.add(outcome.item.call_id)
+                await self._append(tool_message(outcome.item.call_id, outcome.item.func_name, outcome.result))
             if outcome.result.content_parts:
                 images.append({"type": "text", "text": f"[{outcome.item.func_name} returned this content]"})
                 images.extend(outcome.result.content_parts)
@@ -634,6 +706,11 @@ class ChatSession:
 
 def _usage_key(session_id: str) -> str:
     return f"usage:{session_id}"
+
+
+def _names_tool_search(message: str) -> bool:
+    lowered = message.lower()
+    return any(word in lowered for word in ("tool_search", "defer_loading", "tool search", "tool_reference"))
 
 
 def tool_message(call_id: str, name: str, result: ToolResult) -> dict[str, Any]:

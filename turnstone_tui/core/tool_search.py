@@ -6,6 +6,12 @@ are sent to the model. ``tool_search`` ranks the deferred MCP tools by BM25 over
 (split on ``_`` / ``__`` / camelCase) and descriptions; the tools it returns are expanded into the
 visible set and stay there for the rest of the session (also across MCP refreshes, as long as the
 tool still exists). With no MCP tools there is nothing to defer, so search stays inactive.
+
+The tier (the spec's three-tier approach) says how the deferred tools are searched: "native" sends
+them to the provider marked deferred, with the provider's own search tool (Anthropic's server-side
+BM25; the tools its results reference are expanded the same way); "client" is the synthetic
+``tool_search`` function above; "off" sends every tool. It is decided per model: a
+``[models.NAME] tool_search`` entry, else the provider's capability table.
 """
 
 from __future__ import annotations
@@ -18,6 +24,39 @@ from .bm25 import BM25Index
 TOOL_SEARCH_NAME = "tool_search"
 MAX_SEARCH_RESULTS = 50
 Mode = Literal["auto", "on", "off"]
+Tier = Literal["native", "client", "off"]
+TIER_LABELS = {
+    "native": "native (the provider searches the deferred tools)",
+    "client": "client-side (the tool_search function)",
+    "off": "off (every tool is sent)",
+}
+
+
+def tier_override(config: Any, model: str) -> str:
+    """The configured tier for ``model``: the active model's own setting (from its alias), else a
+    ``[models.NAME]`` entry whose name or model name is ``model``; "" when none is set."""
+    if config.model.tool_search:
+        return str(config.model.tool_search)
+    for alias, entry in config.models.items():
+        if entry.tool_search and model in (alias, entry.name):
+            return str(entry.tool_search)
+    return ""
+
+
+def decide_tier(override: str, native: bool | None) -> tuple[Tier, str | None]:
+    """(tier, notice): the override wins; "native" on a provider that cannot search natively falls
+    back to the client tier with a notice; by default native where the capability table says so."""
+    if override in ("client", "off"):
+        return override, None  # type: ignore[return-value]
+    if override == "native":
+        if native is None:
+            return (
+                "client",
+                "tool_search = native is set, but this provider has no native tool search: using the client-side tool_search",
+            )
+        return "native", None
+    return ("native" if native else "client"), None
+
 
 TOOL_SEARCH_SCHEMA: dict[str, Any] = {
     "type": "function",
@@ -96,6 +135,7 @@ class ToolSearchManager:
         self.mode: Mode = mode
         self.threshold = threshold
         self.max_results = max_results
+        self.tier: Tier = "client"
         self.expanded: set[str] = set()
         self.mcp_schemas: list[dict[str, Any]] = []
         self.index = ToolSearchIndex([])
@@ -107,7 +147,7 @@ class ToolSearchManager:
 
     @property
     def active(self) -> bool:
-        if self.mode == "off" or not self.mcp_schemas:
+        if self.mode == "off" or self.tier == "off" or not self.mcp_schemas:
             return False
         return self.mode == "on" or self.total_tools >= self.threshold
 
@@ -119,7 +159,15 @@ class ToolSearchManager:
         if not self.active:
             return [*self.builtin_schemas, *self.mcp_schemas]
         shown = [s for s in self.mcp_schemas if schema_name(s) in self.expanded]
+        if self.tier == "native":
+            return [*self.builtin_schemas, *shown]
         return [*self.builtin_schemas, TOOL_SEARCH_SCHEMA, *shown]
+
+    def deferred_schemas(self) -> list[dict[str, Any]]:
+        """The tools sent deferred to the provider's native search (none in the other tiers)."""
+        if not self.active or self.tier != "native":
+            return []
+        return [s for s in self.mcp_schemas if schema_name(s) not in self.expanded]
 
     def expand(self, names: Iterable[str]) -> list[str]:
         """Make these MCP tools visible for the rest of the session; returns the newly added names."""

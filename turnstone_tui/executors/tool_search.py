@@ -23,7 +23,7 @@ async def prepare_tool_search(ctx: ToolContext, call_id: str, args: dict[str, An
 
     async def execute(ectx: ExecContext) -> ToolResult:
         manager = ctx.tool_search
-        if manager is None or not manager.active:
+        if manager is None or not manager.active or manager.tier != "client":
             return ToolResult(
                 "tool_search is not active in this session: every tool is already listed.", True
             )

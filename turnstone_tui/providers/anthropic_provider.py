@@ -18,13 +18,16 @@ import httpx2
 from ..core.provider import (
     ContentDelta,
     ModelRequest,
+    ProviderContent,
     ProviderError,
     ReasoningDelta,
     StreamDone,
     StreamEvent,
     ToolCallDelta,
+    ToolSearchDone,
     UsageUpdate,
 )
+from .capabilities import anthropic_native_tool_search
 from .citations import cited_sources
 from .retry import (
     RetryPolicy,
@@ -46,6 +49,11 @@ MAX_REMEMBERED_THINKING = 256  # assistant turns whose thinking blocks are kept 
 THINKING_BUDGETS = {"low": 2048, "medium": 8192, "high": 16384, "xhigh": 32768, "max": 32768}
 # web_search replaced at the API boundary: Anthropic runs the searches and cites the pages.
 WEB_SEARCH_SERVER_TOOL = {"type": "web_search_20250305", "name": "web_search", "max_uses": 5}
+# Native tool search (GA: no beta header with the current API and SDK): deferred tools carry
+# defer_loading and the server's BM25 search returns tool_reference blocks that load them.
+TOOL_SEARCH_SERVER_TOOL = {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"}
+TOOL_SEARCH_NAMES = ("tool_search_tool_bm25", "tool_search_tool_regex")
+PROVIDER = "anthropic"
 
 STOP_REASONS = {
     "end_turn": "stop",
@@ -147,6 +155,11 @@ def convert_messages(
                 result["is_error"] = True
             converted.append({"role": "user", "content": [result]})
             continue
+        kept = msg.get("provider_content")
+        if role == "assistant" and isinstance(kept, dict) and kept.get("provider") == PROVIDER:
+            # Sent back exactly as received (server tool search blocks, thinking signatures).
+            converted.append({"role": "assistant", "content": json.loads(json.dumps(kept["blocks"]))})
+            continue
         blocks = convert_content(msg.get("content"))
         if role == "assistant":
             calls = msg.get("tool_calls") or []
@@ -186,17 +199,18 @@ def _search_query(input_json: str) -> str:
     return str(value.get("query", "")) if isinstance(value, dict) else input_json
 
 
-def convert_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def convert_tools(tools: list[dict[str, Any]], *, deferred: bool = False) -> list[dict[str, Any]]:
     out = []
     for tool in tools:
         fn = tool.get("function", tool)
-        out.append(
-            {
-                "name": fn.get("name", ""),
-                "description": fn.get("description", ""),
-                "input_schema": fn.get("parameters") or {"type": "object", "properties": {}},
-            }
-        )
+        converted: dict[str, Any] = {
+            "name": fn.get("name", ""),
+            "description": fn.get("description", ""),
+            "input_schema": fn.get("parameters") or {"type": "object", "properties": {}},
+        }
+        if deferred:
+            converted["defer_loading"] = True
+        out.append(converted)
     return out
 
 
@@ -212,6 +226,11 @@ class _StreamState:
     blocks: dict[int, dict[str, Any]] = field(default_factory=dict)  # open thinking blocks by index
     searches: dict[int, str] = field(default_factory=dict)  # server-side web searches: index -> input JSON
     sources: dict[str, str] = field(default_factory=dict)  # cited web pages: url -> title
+    # Every content block as received (deltas applied), kept when a tool search ran.
+    content: dict[int, dict[str, Any]] = field(default_factory=dict)
+    partial_json: dict[int, str] = field(default_factory=dict)
+    tool_search_seen: bool = False
+    search_queries: dict[str, str] = field(default_factory=dict)  # server_tool_use id -> query
 
 
 class AnthropicProvider:
@@ -248,6 +267,7 @@ class AnthropicProvider:
             native_web_search == "auto" and (not self.base_url or "api.anthropic.com" in self.base_url)
         )
         self._thinking_for: dict[str, list[dict[str, Any]]] = {}
+        self.native_tool_search: bool | None = anthropic_native_tool_search(model)
         self._client = anthropic.AsyncAnthropic(
             api_key=api_key or PLACEHOLDER_API_KEY,
             base_url=self.base_url or None,
@@ -278,6 +298,11 @@ class AnthropicProvider:
                 params["tools"] = [
                     WEB_SEARCH_SERVER_TOOL if tool["name"] == "web_search" else tool
                     for tool in params["tools"]
+                ]
+            if request.deferred_tools:
+                params["tools"] += [
+                    TOOL_SEARCH_SERVER_TOOL,
+                    *convert_tools(request.deferred_tools, deferred=True),
                 ]
         if budget:
             max_tokens = max(max_tokens, budget + 4096)
@@ -325,6 +350,8 @@ class AnthropicProvider:
             await response.close()
         if not state.finished:
             raise stream_cut("the server closed the stream before message_stop", retryable=not started)
+        if state.tool_search_seen:
+            yield ProviderContent(PROVIDER, [state.content[i] for i in sorted(state.content)])
         if state.thinking and state.tool_ids:
             self._thinking_for[state.tool_ids[0]] = state.thinking
             while len(self._thinking_for) > MAX_REMEMBERED_THINKING:
@@ -333,6 +360,61 @@ class AnthropicProvider:
 
     @staticmethod
     def _events(event: Any, state: _StreamState) -> list[StreamEvent]:
+        return [*AnthropicProvider._record(event, state), *AnthropicProvider._translate(event, state)]
+
+    @staticmethod
+    def _record(event: Any, state: _StreamState) -> list[StreamEvent]:
+        """Keep each content block as received; report a finished server-side tool search."""
+        kind = getattr(event, "type", "")
+        index = getattr(event, "index", None)
+        if kind == "content_block_start":
+            block = event.content_block.to_dict(mode="json")
+            state.content[index] = block
+            if block.get("type") == "server_tool_use" and block.get("name") in TOOL_SEARCH_NAMES:
+                state.tool_search_seen = True
+            return []
+        block = state.content.get(index) if index is not None else None
+        if block is None:
+            return []
+        if kind == "content_block_delta":
+            delta = event.delta
+            if delta.type == "text_delta":
+                block["text"] = block.get("text", "") + delta.text
+            elif delta.type == "thinking_delta":
+                block["thinking"] = block.get("thinking", "") + delta.thinking
+            elif delta.type == "signature_delta":
+                block["signature"] = block.get("signature", "") + delta.signature
+            elif delta.type == "citations_delta":
+                block.setdefault("citations", []).append(delta.citation.to_dict(mode="json"))
+            elif delta.type == "input_json_delta":
+                state.partial_json[index] = state.partial_json.get(index, "") + (delta.partial_json or "")
+            return []
+        if kind != "content_block_stop":
+            return []
+        if index in state.partial_json:
+            try:
+                block["input"] = json.loads(state.partial_json.pop(index) or "{}")
+            except ValueError:
+                pass  # the tool_use path reports unparseable arguments to the model
+        if block.get("type") == "server_tool_use" and block.get("name") in TOOL_SEARCH_NAMES:
+            tool_input = block.get("input") if isinstance(block.get("input"), dict) else {}
+            state.search_queries[block.get("id", "")] = str(
+                tool_input.get("query") or tool_input.get("pattern") or ""
+            )
+        if block.get("type") == "tool_search_tool_result":
+            call_id = str(block.get("tool_use_id", ""))
+            content = block.get("content") if isinstance(block.get("content"), dict) else {}
+            query = state.search_queries.get(call_id, "")
+            if content.get("type") == "tool_search_tool_result_error":
+                return [ToolSearchDone(call_id, query, [], str(content.get("error_code") or "error"))]
+            names = [
+                str(r.get("tool_name")) for r in content.get("tool_references") or () if r.get("tool_name")
+            ]
+            return [ToolSearchDone(call_id, query, names)]
+        return []
+
+    @staticmethod
+    def _translate(event: Any, state: _StreamState) -> list[StreamEvent]:
         kind = getattr(event, "type", "")
         if kind == "message_start":
             usage = event.message.usage

@@ -68,6 +68,7 @@ def resolve_model_alias(config: Config, alias: str) -> Config:
         resolved.model.context_window = entry.context_window
     if entry.supports_vision is not None:
         resolved.model.supports_vision = entry.supports_vision
+    resolved.model.tool_search = entry.tool_search
     return resolved
 
 

@@ -360,6 +360,7 @@ class LocalProvider:
     """Provider protocol implementation over an in-process llama.cpp model."""
 
     name = "local"
+    native_tool_search: bool | None = None  # client-side tool_search only
 
     def __init__(
         self,

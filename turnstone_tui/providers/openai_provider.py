@@ -121,6 +121,7 @@ class OpenAIProvider:
     """Streams Chat Completions from any OpenAI-compatible endpoint."""
 
     name = "openai"
+    native_tool_search: bool | None = None  # client-side tool_search only
 
     def __init__(
         self,

@@ -36,6 +36,8 @@ class StatusBar(Horizontal):
     state: reactive[SessionState] = reactive(SessionState.IDLE, init=False)
     pending: reactive[int] = reactive(0, init=False)
     busy_since: reactive[float | None] = reactive(None, init=False)
+    activity: reactive[str] = reactive("", init=False)
+    """What a busy state is doing, when more precise than the state ("writing", "compacting")."""
 
     def __init__(self, model: str = "", provider: str = "", *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -68,6 +70,9 @@ class StatusBar(Horizontal):
         self._refresh_pending()
 
     def watch_busy_since(self) -> None:
+        self._refresh_state()
+
+    def watch_activity(self) -> None:
         self._refresh_state()
 
     def _refresh_all(self) -> None:
@@ -105,7 +110,7 @@ class StatusBar(Horizontal):
         state = self.state
         text = _STATE_LABELS.get(state, str(state))
         if state in (SessionState.THINKING, SessionState.RUNNING):
-            text = f"{clock.spinner_frame()} {text}"
+            text = f"{clock.spinner_frame()} {self.activity or text}"
             if self.busy_since is not None:
                 text += f" {clock.format_elapsed(clock.now() - self.busy_since)}"
         elif state is SessionState.ATTENTION:

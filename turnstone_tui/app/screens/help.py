@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from rich.table import Table
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -12,30 +14,69 @@ from textual.widgets import Footer, Static
 from ...core.resources import styles_dir
 from ..commands import SLASH_COMMANDS
 
-KEYS: tuple[tuple[str, str], ...] = (
-    ("enter", "send the prompt (or accept a completion)"),
-    ("shift+enter / ctrl+j", "new line"),
-    ("up / down", "prompt history (on the first / last line)"),
-    ("tab", "accept a completion"),
-    ("@path", "complete a file name"),
-    ("esc", "cancel the running turn"),
-    ("ctrl+p", "command palette"),
-    ("f2", "MCP panel"),
-    ("ctrl+c twice", "quit"),
+Section = tuple[str, tuple[tuple[str, str], ...]]
+
+KEY_SECTIONS: tuple[Section, ...] = (
+    (
+        "Keys",
+        (
+            ("enter", "send the prompt (or accept a completion)"),
+            ("shift+enter / ctrl+j", "new line"),
+            ("up / down", "prompt history (on the first / last line)"),
+            ("tab", "accept a completion"),
+            ("@path", "complete a file name"),
+            ("esc", "cancel the running turn"),
+            ("ctrl+c", "clear the prompt; during a turn, interrupt it; idle and empty: twice quits"),
+            ("ctrl+p", "command palette"),
+            ("f1", "this help"),
+            ("f2", "MCP panel (focus moves into it and back)"),
+        ),
+    ),
+    (
+        "Approving tools",
+        (
+            ("y", "approve the calls (skipped ones stay skipped)"),
+            ("n / esc", "deny"),
+            ("a", "approve, and always allow these tools this session"),
+            ("space", "toggle 'always' for the selected call"),
+            ("x", "skip the selected call"),
+            ("up / down, j / k", "select a call"),
+            ("tab", "write feedback for the model"),
+        ),
+    ),
+    (
+        "Reviewing a plan",
+        (
+            ("enter / a", "accept the plan"),
+            ("r", "reject it"),
+            ("e", "annotate it (ctrl+s sends the annotation, esc closes the editor)"),
+        ),
+    ),
+    (
+        "MCP panel",
+        (
+            ("r", "refresh the selected server"),
+            ("R", "refresh all servers"),
+            ("c", "reconnect the selected server"),
+        ),
+    ),
 )
 
 
-def help_content() -> Content:
-    """Two aligned sections: the slash commands, then the keys."""
-    width = max(len(c.usage) for c in SLASH_COMMANDS) + 2
-    key_width = max(len(key) for key, _ in KEYS) + 2
-    parts: list[Content | tuple[str, str] | str] = [("Commands\n", "bold $accent")]
-    for command in SLASH_COMMANDS:
-        parts += [(f"  {command.usage.ljust(width)}", "bold"), (f"{command.help}\n", "")]
-    parts += [("\nKeys\n", "bold $accent")]
-    for key, what in KEYS:
-        parts += [(f"  {key.ljust(key_width)}", "bold"), (f"{what}\n", "")]
-    return Content.assemble(*parts)
+def _rows(rows: list[tuple[str, str]]) -> Table:
+    """Two columns; a long description wraps inside its own column, so the columns stay aligned."""
+    table = Table(box=None, show_header=False, padding=(0, 2, 0, 0), expand=False)
+    table.add_column(style="bold", no_wrap=True)
+    table.add_column(overflow="fold")
+    for key, what in rows:
+        table.add_row(Text(key), Text(what))  # Text: '[server]' is not markup
+    return table
+
+
+def help_sections() -> list[tuple[str, Table]]:
+    """(title, table) for the slash commands, then each group of keys."""
+    commands = [(command.usage, command.help) for command in SLASH_COMMANDS]
+    return [("Commands", _rows(commands))] + [(title, _rows(list(rows))) for title, rows in KEY_SECTIONS]
 
 
 class HelpScreen(ModalScreen[None]):
@@ -49,7 +90,9 @@ class HelpScreen(ModalScreen[None]):
         with VerticalScroll(id="help-body", can_focus=True) as body:
             body.border_title = "turnstone help"
             body.border_subtitle = "esc closes"
-            yield Static(help_content(), id="help-text")
+            for title, table in help_sections():
+                yield Static(Content.styled(title, "bold $accent"), classes="help-title")
+                yield Static(table, classes="help-rows")
         yield Footer()
 
     async def action_dismiss(self, result: None = None) -> None:
