@@ -31,6 +31,7 @@ from ..providers.base import (
     UsageUpdate,
 )
 from .arguments import ArgumentLimits, check_arguments
+from .mentions import expand_mentions
 from .model_output import clean_text, clean_value, unique_call_ids, used_call_ids
 from .pipeline import CANCELLED_TEXT, ApprovalPolicy, ToolOutcome, ToolPipeline
 from .prompts import build_system_prompt
@@ -283,7 +284,8 @@ class ChatSession:
             self._synthetic_streak = 0
         async with self._turn_lock:
             self._cancel_requested = False
-            task = asyncio.create_task(self._run_turn(text), name=f"turn:{self.session_id}")
+            attach = not synthetic and self.agent_kind == "main"  # a watch's output is not the user's @
+            task = asyncio.create_task(self._run_turn(text, attach=attach), name=f"turn:{self.session_id}")
             self._turn_task = task
             try:
                 await asyncio.shield(task)
@@ -313,11 +315,17 @@ class ChatSession:
             self._cancel_requested = True
             self._turn_task.cancel()
 
-    async def _run_turn(self, text: str) -> None:
+    async def _run_turn(self, text: str, *, attach: bool = False) -> None:
         ui = self.ui
         ui.on_turn_start(text)
         self.ctx.notify_sent_this_turn = 0
-        await self._append({"role": "user", "content": text})
+        content = text
+        if attach and "@" in text:  # @path mentions: the files' contents go with the message
+            expanded = await asyncio.to_thread(expand_mentions, text, self.cwd)
+            content = expanded.text
+            if expanded.attachments:
+                ui.on_info(expanded.notice())
+        await self._append({"role": "user", "content": content})
         try:
             await self._loop()
             self._set_state(SessionState.IDLE)
