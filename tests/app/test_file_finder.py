@@ -96,9 +96,19 @@ async def test_at_fuzzy_finds_a_file_and_its_contents_reach_the_model(
         # Resumed, the conversation shows the words and what was attached, not the file's text.
         first_id = app.session.session_id
         app.run_slash_command("/new")
-        await wait_until(pilot, lambda: app.session.session_id != first_id and app.ready, 20, "a new session")
+        await wait_until(
+            pilot,
+            lambda: app.session is not None and app.session.session_id != first_id and app.ready,
+            20,
+            "a new session",
+        )
         app.run_slash_command(f"/resume {first_id}")
-        await wait_until(pilot, lambda: app.session.session_id == first_id and app.ready, 20, "resumed")
+        await wait_until(
+            pilot,
+            lambda: app.session is not None and app.session.session_id == first_id and app.ready,
+            20,
+            "resumed",
+        )
         await pilot.pause()
         users = [str(m.render()) for m in app.query("UserMessage")]
         assert any("what is in @turnstone_tui/widgets/pane_grid.py" in u for u in users)
