@@ -114,3 +114,8 @@ async def test_at_fuzzy_finds_a_file_and_its_contents_reach_the_model(
         assert any("what is in @turnstone_tui/widgets/pane_grid.py" in u for u in users)
         assert not any("GRID_MARKER" in u for u in users)
         assert "Attached: turnstone_tui/widgets/pane_grid.py" in infos(app)
+        # The prompt history holds what was typed, not the attached files.
+        assert app.prompt.prompt_history[-2:] == [
+            "what is in @turnstone_tui/widgets/pane_grid.py",
+            "and @huge.log",
+        ]

@@ -20,6 +20,7 @@ from textual.binding import Binding
 from textual.reactive import var
 
 from ..config import ConfigError
+from ..core.mentions import strip_attachments
 from ..core.resources import styles_dir
 from ..core.types import SessionState
 from ..providers.base import ProviderError
@@ -205,7 +206,7 @@ class TurnstoneApp(App[None]):
             await replay_messages(self.chat, self.session.messages, limit=self.chat.max_widgets // 2)
             for message in self.session.messages:
                 if message.get("role") == "user" and isinstance(message.get("content"), str):
-                    self.prompt.add_history(message["content"])
+                    self.prompt.add_history(strip_attachments(message["content"])[0])
         self.refresh_status()
         self.ready = True
         if not self._session_ready.is_set():
