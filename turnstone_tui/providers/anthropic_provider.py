@@ -391,10 +391,13 @@ class AnthropicProvider:
             return []
         if kind != "content_block_stop":
             return []
-        if index in state.partial_json:
+        partial = state.partial_json.pop(index, None)
+        # Only a turn with a tool search is kept whole (its blocks come first); other turns' tool
+        # arguments go through the engine's bounded parser alone.
+        if partial is not None and (state.tool_search_seen or block.get("type") == "server_tool_use"):
             try:
-                block["input"] = json.loads(state.partial_json.pop(index) or "{}")
-            except ValueError:
+                block["input"] = json.loads(partial or "{}")
+            except (ValueError, RecursionError):
                 pass  # the tool_use path reports unparseable arguments to the model
         if block.get("type") == "server_tool_use" and block.get("name") in TOOL_SEARCH_NAMES:
             tool_input = block.get("input") if isinstance(block.get("input"), dict) else {}
