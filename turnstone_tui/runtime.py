@@ -207,7 +207,14 @@ class Runtime:
             from .core.watch_runner import WatchRunner
         except ImportError:
             return
-        self._watch_runner = WatchRunner(self.storage, self._inject)
+        from .executors.base import sandbox_policy
+
+        self._watch_runner = WatchRunner(
+            self.storage,
+            self._inject,
+            sandbox=sandbox_policy(self.config),
+            env_passthrough=tuple(self.config.env.passthrough),
+        )
         self._watch_runner.start()
 
     async def _inject(self, session_id: str, text: str) -> None:

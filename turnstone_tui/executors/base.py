@@ -9,14 +9,14 @@ Errors are values: a preparer returns ``PreparedItem(error=...)``; an executor r
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..core.types import PreparedItem, ToolResult
+from ..sandbox import SandboxPolicy, child_env
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -134,32 +134,22 @@ class ToolContext:
 _SECRET_NAME = re.compile(
     r"(_KEY|_SECRET|_TOKEN|_PASSWORD|_PASSWD|_CREDENTIALS?)$|^(API_KEY|TOKEN|SECRET|PASSWORD)$", re.I
 )
-_PROVIDER_KEYS = frozenset(
-    {
-        "OPENAI_API_KEY",
-        "ANTHROPIC_API_KEY",
-        "TAVILY_API_KEY",
-        "GITHUB_TOKEN",
-        "GH_TOKEN",
-        "HF_TOKEN",
-        "AWS_SECRET_ACCESS_KEY",
-        "AWS_SESSION_TOKEN",
-        "GOOGLE_API_KEY",
-        "AZURE_OPENAI_API_KEY",
-    }
-)
 
 
 def is_secret_env_name(name: str) -> bool:
-    return name.upper() in _PROVIDER_KEYS or bool(_SECRET_NAME.search(name))
+    """A name that looks like a secret (used to redact; subprocess environments use an allowlist)."""
+    return bool(_SECRET_NAME.search(name))
 
 
-def scrubbed_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The process environment without secrets, for every subprocess a tool starts."""
-    env = {k: v for k, v in os.environ.items() if not is_secret_env_name(k)}
-    if extra:
-        env.update(extra)
-    return env
+def scrubbed_env(extra: dict[str, str] | None = None, passthrough: Iterable[str] = ()) -> dict[str, str]:
+    """The environment for every subprocess a tool starts: an allowlist (PATH, HOME, LANG, ...) plus
+    ``passthrough`` names (``[env] pass``) plus ``extra``; never the agent's secrets."""
+    return child_env(extra, passthrough)
+
+
+def sandbox_policy(config: Config) -> SandboxPolicy:
+    sb = config.sandbox
+    return SandboxPolicy(sb.mode, sb.network == "on", tuple(sb.writable), sb.auto_approve)
 
 
 def error_item(call_id: str, func_name: str, args: dict[str, Any], message: str) -> PreparedItem:
