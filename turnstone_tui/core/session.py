@@ -137,6 +137,7 @@ class ChatSession:
         self._partial = AssistantReply()
         self._pending_results: dict[str, ToolResult] = {}
         self._committed: set[str] = set()  # call ids whose result message is already stored
+        self._lock: Any = None  # this process's ownership of the stored session
         self._tool_search: Any = None
         self._remove_mcp_listener: Callable[[], None] | None = None
         self.pipeline = ToolPipeline(
@@ -163,12 +164,15 @@ class ChatSession:
                 raise ValueError(f"no stored session with id {self._requested_id!r}")
             if existing:
                 self.session_id = existing["id"]
+                # one process owns a session: a second --resume is refused, naming the holder
+                self._lock = self.storage.lock_session(self.session_id)
                 self.messages = repair_history(await self.storage.load_messages(self.session_id))
                 await self._load_usage()
             else:
                 self.session_id = await self.storage.create_session(
                     model=self.provider.model, cwd=str(self.cwd)
                 )
+                self._lock = self.storage.lock_session(self.session_id)
             if self.agent_kind == "main":
                 self._memories = await _memory_section(self.storage, self.session_id)
         else:
@@ -187,6 +191,9 @@ class ChatSession:
         self.cancel()
         if self._turn_task is not None:
             await asyncio.gather(self._turn_task, return_exceptions=True)
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
     def _rebuild_system_prompt(self) -> None:
         catalog = (

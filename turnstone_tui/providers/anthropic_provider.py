@@ -156,7 +156,15 @@ def convert_messages(
             converted.append({"role": "user", "content": [result]})
             continue
         kept = msg.get("provider_content")
-        if role == "assistant" and isinstance(kept, dict) and kept.get("provider") == PROVIDER:
+        if (
+            role == "assistant"
+            and isinstance(kept, dict)
+            and kept.get("provider") == PROVIDER
+            # only while the engine kept the calls as sent (it renames duplicate ids, refuses
+            # hostile arguments): tool results must answer the ids the request carries
+            and [b.get("id") for b in kept.get("blocks") or () if b.get("type") == "tool_use"]
+            == [c.get("id") for c in msg.get("tool_calls") or ()]
+        ):
             # Sent back exactly as received (server tool search blocks, thinking signatures).
             converted.append({"role": "assistant", "content": json.loads(json.dumps(kept["blocks"]))})
             continue
