@@ -354,3 +354,18 @@ async def test_watch_create_goes_through_the_bash_guard(tmp_path: Path) -> None:
     finally:
         await storage.close()
     assert item.error is not None and "refused" in item.error and item.execute is None
+
+
+@needs_bwrap
+async def test_math_runs_when_its_own_files_live_under_tmp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A checkout or venv under /tmp (as on some CI machines) must not be hidden by the private /tmp."""
+    from turnstone_tui.executors import math as math_module
+
+    workspace, outside = dirs(tmp_path)
+    runner = outside / "math_sandbox.py"
+    await asyncio.to_thread(runner.write_text, math_module.SANDBOX_SCRIPT.read_text(encoding="utf-8"))
+    monkeypatch.setattr(math_module, "SANDBOX_SCRIPT", runner)
+    result = await run(MATH, make_ctx(workspace, config=sandboxed_config()), "math", code="6 * 7")
+    assert result.text.strip() == "42"

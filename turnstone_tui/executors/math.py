@@ -57,7 +57,17 @@ async def run_math(code: str, time_limit: int, limit: int, policy: SandboxPolicy
     if policy is not None:
         # its own process in the OS sandbox: only the temp dir writable, never any network
         math_policy = SandboxPolicy(policy.mode, network=False)
-        argv = (await asyncio.to_thread(plan, math_policy, argv, cwd=Path(tmpdir))).argv
+        # the interpreter, its libraries and the runner script stay visible even when they live under /tmp
+        # (a checkout or venv in /tmp would otherwise be hidden by the private /tmp)
+        own_files = [
+            SANDBOX_SCRIPT.parent,
+            Path(sys.executable).parent,
+            Path(sys.prefix),
+            Path(sys.base_prefix),
+        ]
+        own_files += [Path(entry) for entry in sys.path if entry]
+        run_plan = await asyncio.to_thread(plan, math_policy, argv, cwd=Path(tmpdir), readable=own_files)
+        argv = run_plan.argv
     try:
         outcome = await run_process(
             argv,

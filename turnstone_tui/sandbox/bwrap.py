@@ -68,9 +68,17 @@ def confine(
     writable: Sequence[Path],
     network: bool,
     bwrap: str = "bwrap",
+    readable: Sequence[Path] = (),
 ) -> list[str]:
-    """``argv`` wrapped in bwrap with the default profile; ``writable`` paths are bound read-write."""
+    """``argv`` wrapped in bwrap with the default profile; ``writable`` paths are bound read-write,
+    ``readable`` ones under /tmp (e.g. the program's own files) read-only, both after the private /tmp."""
     out = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    shown: set[str] = set()
+    for path in readable:
+        real = str(Path(path).resolve())
+        if (real == "/tmp" or real.startswith("/tmp/")) and real not in shown and Path(real).exists():
+            shown.add(real)
+            out += ["--ro-bind", real, real]
     seen: set[str] = set()
     for path in writable:
         real = str(Path(path).resolve())

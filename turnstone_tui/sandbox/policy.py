@@ -41,6 +41,7 @@ def plan(
     cwd: Path,
     writable: Sequence[Path] = (),
     network: bool | None = None,
+    readable: Sequence[Path] = (),
 ) -> RunPlan:
     """How ``argv`` runs under ``policy``. Blocking on first use (the probe): call it off the event loop."""
     net = policy.network if network is None else network
@@ -52,7 +53,7 @@ def plan(
     if not found.available:
         return RunPlan(list(argv), False, f"not sandboxed: {found.reason}")
     paths = [Path(cwd), *(Path(p) for p in writable), *(Path(p).expanduser() for p in policy.writable)]
-    wrapped = confine(argv, cwd=Path(cwd), writable=paths, network=net, bwrap=found.bwrap)
+    wrapped = confine(argv, cwd=Path(cwd), writable=paths, network=net, bwrap=found.bwrap, readable=readable)
     network_note = "network on" if net else "no network"
     return RunPlan(
         wrapped, True, f"sandboxed: read-only system, writable workspace, private /tmp, {network_note}"
