@@ -116,7 +116,18 @@ async def approve_and_stream(pilot: Pilot, count: int) -> None:
         lambda: len(pane_lines(app)) == count and all(n == 7 for n in pane_lines(app)),
         what="the panes",
     )
+    # Short panes scroll: wait until each follows its last line (the scrollbar thumb is on screen).
+    await wait_until(
+        pilot, lambda: all(at_end(app, cid) for cid in app.panes.call_ids), what="panes at the end"
+    )
     await pilot.pause(0.2)
+
+
+def at_end(app: TurnstoneApp, call_id: str) -> bool:
+    pane = app.panes.pane(call_id)
+    assert pane is not None
+    log = pane.log_view
+    return log.size.height > 0 and log.max_scroll_y == log.scroll_y
 
 
 def test_two_parallel_bash_panes(snap_compare, model_server: ScriptedModelServer, tmp_path: Path) -> None:

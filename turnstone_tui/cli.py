@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from . import __version__
 from .config import Config, ConfigError, load_config
 from .providers.registry import PROVIDER_NAMES
+from .sandbox.process import make_undumpable
 
 if TYPE_CHECKING:
     from .runtime import Runtime
@@ -42,6 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="offer DIR to MCP servers as a root besides the working directory (repeatable)",
     )
     p.add_argument("--skip-permissions", action="store_true", help="approve every tool call without asking")
+    p.add_argument(
+        "--no-sandbox", action="store_true", help="run bash, math and watch commands without the OS sandbox"
+    )
     p.add_argument(
         "--allow", action="append", default=[], metavar="TOOL", help="auto-approve this tool (repeatable)"
     )
@@ -76,6 +80,8 @@ def apply_cli(cfg: Config, args: argparse.Namespace) -> Config:
         cfg.api.api_key = os.environ["ANTHROPIC_API_KEY"]
     if args.skip_permissions:
         cfg.tools.skip_permissions = True
+    if args.no_sandbox:
+        cfg.sandbox.mode = "off"
     for flag, attr in (
         ("tool_timeout", "timeout"),
         ("tool_truncation", "truncation"),
@@ -117,6 +123,8 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["mcp"]:
         return _mcp_command(argv[1:])
     args = build_parser().parse_args(argv)
+    # before the config (and its keys) is read: tools' processes must not read our environ or memory
+    make_undumpable()
     try:
         cfg = apply_cli(load_config(args.config), args)
     except ConfigError as exc:

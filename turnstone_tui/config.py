@@ -119,6 +119,20 @@ class UiConfig:
 
 
 @dataclass
+class SandboxConfig:
+    mode: str = "auto"  # auto: bubblewrap when it can run | off
+    network: str = "off"  # off | on (a host allowlist cannot be enforced honestly: not offered)
+    writable: list[str] = field(default_factory=list)  # extra read-write paths besides the workspace
+    auto_approve: bool = False  # sandboxed bash/watch commands run without approval
+
+
+@dataclass
+class EnvConfig:
+    # variables passed to tool subprocesses besides the built-in allowlist (PATH, HOME, LANG, ...)
+    passthrough: list[str] = field(default_factory=list)
+
+
+@dataclass
 class Config:
     api: ApiConfig = field(default_factory=ApiConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
@@ -127,6 +141,8 @@ class Config:
     mcp: McpConfig = field(default_factory=McpConfig)
     notify: NotifyConfig = field(default_factory=NotifyConfig)
     ui: UiConfig = field(default_factory=UiConfig)
+    sandbox: SandboxConfig = field(default_factory=SandboxConfig)
+    env: EnvConfig = field(default_factory=EnvConfig)
     db_path: str = ""
     path: Path | None = None  # the file this config came from, if any
 
@@ -141,6 +157,8 @@ _SECTIONS = {
     "mcp": McpConfig,
     "notify": NotifyConfig,
     "ui": UiConfig,
+    "sandbox": SandboxConfig,
+    "env": EnvConfig,
 }
 
 
@@ -188,6 +206,13 @@ def _validate(cfg: Config, src: str) -> None:
     ]:
         if tier not in ("", *TOOL_SEARCH_TIERS):
             raise ConfigError(f"{src}: {where}.tool_search: must be native, client or off, got {tier!r}")
+    if cfg.sandbox.mode not in ("auto", "off"):
+        raise ConfigError(f"{src}: sandbox.mode: must be auto or off, got {cfg.sandbox.mode!r}")
+    if cfg.sandbox.network not in ("off", "on"):
+        raise ConfigError(
+            f'{src}: sandbox.network: must be "off" or "on" (per-host allowlists are not supported: '
+            f"they cannot be enforced without a proxy), got {cfg.sandbox.network!r}"
+        )
     from .providers.registry import PROVIDER_NAMES  # the table of providers (data only)
 
     if cfg.model.provider not in ("", *PROVIDER_NAMES):
@@ -232,6 +257,10 @@ def parse_config(data: dict[str, Any], src: str = "config") -> Config:
                 if not isinstance(servers, dict) or not all(isinstance(v, dict) for v in servers.values()):
                     raise ConfigError(f"{src}: mcp.servers: each server must be a table")
                 section.servers = servers
+            if key == "env":
+                value = dict(value)
+                if "pass" in value:  # `pass` is the documented key (a Python keyword, hence the field name)
+                    value["passthrough"] = value.pop("pass")
             _fill(section, value, f"{src}: {key}")
         elif key == "models":
             if not isinstance(value, dict):

@@ -246,9 +246,15 @@ class Runtime:
 
     # --- watches --------------------------------------------------------------------------
     def _start_watch_runner(self) -> None:
+        from .core.child_env import sandbox_policy
         from .executors.watch_runner import WatchRunner
 
-        self._watch_runner = WatchRunner(self.storage, self._inject)
+        self._watch_runner = WatchRunner(
+            self.storage,
+            self._inject,
+            sandbox=sandbox_policy(self.config),
+            env_passthrough=tuple(self.config.env.passthrough),
+        )
         self._watch_runner.start()
 
     async def _inject(self, session_id: str, text: str) -> None:

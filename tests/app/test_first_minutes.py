@@ -198,3 +198,32 @@ async def test_status_says_writing_while_text_streams_and_compacting_during_comp
         assert "thinking" not in state_label(app)
         await wait_until(pilot, lambda: any("compacted" in t for t in infos(app)), 30, "the summary")
         assert "idle" in state_label(app)
+
+
+async def test_page_keys_and_end_scroll_the_chat_from_the_prompt(
+    app: TurnstoneApp, model_server: ScriptedModelServer
+) -> None:
+    long_answer = "\n\n".join(f"Paragraph {i}." for i in range(60))
+    model_server.script([Reply.text(long_answer, chunk_size=200), Reply.text("The newest answer.")])
+    async with app.run_test(size=SIZE) as pilot:
+        await start(pilot)
+        await send(pilot, "a long answer please")
+        chat = app.chat
+        await wait_until(pilot, lambda: chat.max_scroll_y > 20 and chat.scroll_y >= chat.max_scroll_y)
+        await pilot.click("#prompt")
+        await pilot.press("pageup")
+        await wait_until(pilot, lambda: chat.scroll_y < chat.max_scroll_y - 5, what="pageup to scroll")
+        assert app.focused is app.prompt
+        up = chat.scroll_y
+        await pilot.press("pagedown")
+        await wait_until(pilot, lambda: chat.scroll_y > up, what="pagedown to scroll")
+        await pilot.press("pageup", "pageup")
+        await wait_until(pilot, lambda: chat.scroll_y < up, what="scrolled up again")
+        await pilot.press("end")  # the prompt is empty: End goes to the end of the chat
+        await wait_until(pilot, lambda: chat.scroll_y >= chat.max_scroll_y, what="end of the chat")
+        await send(pilot, "and now?")
+        await wait_until(pilot, lambda: chat.scroll_y >= chat.max_scroll_y, what="following new output")
+
+        await type_slowly(pilot, "abc")
+        await pilot.press("left", "left", "end")  # inside the text, End moves the cursor
+        assert app.prompt.cursor_location == (0, 3)

@@ -96,7 +96,10 @@ async def test_path_completion_after_at(app: TurnstoneApp, model_server: Scripte
         await start(pilot)
         for char in "look at @s":
             await pilot.press("space" if char == " " else char)
-        await wait_until(pilot, lambda: menu_labels(app) == ["src/", "setup.cfg"], what="path completions")
+        # fuzzy over the project (hidden files left out), best first; "src/" then browses the directory
+        await wait_until(
+            pilot, lambda: menu_labels(app) == ["src/", "setup.cfg", "src/main.py"], what="path completions"
+        )
         await pilot.press("tab")
         assert app.prompt.text == "look at @src/"
         await wait_until(pilot, lambda: menu_labels(app) == ["src/main.py"], what="completions inside src/")

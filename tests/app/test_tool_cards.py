@@ -128,10 +128,17 @@ async def test_resumed_chat_shows_tool_cards_with_their_output_and_keeps_the_tok
         tokens_before = str(app.query_one("#status-tokens").render())
         assert not tokens_before.startswith("0 tok")
         await send(pilot, "/new", wait=False)
-        await wait_until(pilot, lambda: app.session.session_id != first_id and app.ready, 20)
+        await wait_until(
+            pilot, lambda: app.session is not None and app.session.session_id != first_id and app.ready, 20
+        )
         assert str(app.query_one("#status-tokens").render()).startswith("0 tok")
         await send(pilot, f"/resume {first_id}", wait=False)
-        await wait_until(pilot, lambda: app.session.session_id == first_id and app.ready, 20, "resumed")
+        await wait_until(
+            pilot,
+            lambda: app.session is not None and app.session.session_id == first_id and app.ready,
+            20,
+            "resumed",
+        )
         await pilot.pause()
         cards = list(app.query(ToolCard))
         assert len(cards) == 1

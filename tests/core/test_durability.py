@@ -86,3 +86,45 @@ def test_kill_during_call_two_keeps_call_one(tmp_path: Path) -> None:
     results = {m["tool_call_id"]: m["content"] for m in body["messages"] if m["role"] == "tool"}
     assert "first-call-finished" in results["call_one"] and "interrupted" not in results["call_one"]
     assert "interrupted" in results["call_two"]
+
+
+def test_a_second_resume_is_refused_naming_the_owner(tmp_path: Path) -> None:
+    db_path = tmp_path / "t.db"
+    with ScriptedModelServer([Reply.tools([("bash", {"command": "sleep 120"}, "long")])]) as server:
+        owner = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "turnstone_tui.cli",
+                *base_args(server, tmp_path, "openai"),
+                "--skip-permissions",
+                "-p",
+                "hold it",
+            ],
+            cwd=tmp_path,
+            env=cli_env(tmp_path),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and len(server.model_requests()) < 1:
+                time.sleep(0.1)
+            db = sqlite3.connect(db_path, timeout=5)
+            (session_id,) = db.execute("SELECT id FROM sessions").fetchone()
+            db.close()
+            second = run_cli(
+                [*base_args(server, tmp_path, "openai"), "--resume", session_id, "-p", "x"], tmp_path
+            )
+            assert second.returncode == 1
+            assert f"session {session_id} is open in another turnstone-tui (pid {owner.pid}" in second.stderr
+            assert len(server.model_requests()) == 1  # the second process asked nothing
+        finally:
+            os.killpg(owner.pid, signal.SIGKILL)
+            owner.wait(10)
+        # the owner died (kill -9): its lock went with it
+        server.script([Reply.text("after the owner died")])
+        third = run_cli([*base_args(server, tmp_path, "openai"), "--resume", session_id, "-p", "y"], tmp_path)
+    assert third.returncode == 0, third.stderr
+    assert third.stdout.strip() == "after the owner died"

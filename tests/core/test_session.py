@@ -153,7 +153,11 @@ async def test_skip_permissions_approves_everything(model_server, tmp_path) -> N
 async def test_at_most_four_tools_run_at_once(model_server, tmp_path) -> None:
     live = tmp_path / "live"
     live.mkdir()
-    cmd = f"touch {live}/$$; sleep 0.4; ls {live} | wc -l > {tmp_path}/count_$$; sleep 0.4; rm {live}/$$"
+    # unique names from mktemp, not $$: in the sandbox's PID namespace every shell may be the same pid
+    cmd = (
+        f"me=$(mktemp -p {live}); sleep 0.4; ls {live} | wc -l > $(mktemp -p {tmp_path} count_XXXXXX); "
+        "sleep 0.4; rm $me"
+    )
     model_server.script([Reply.tools([("bash", {"command": cmd})] * 6), Reply.text("ok")])
     ui = RecordingUI()
     session = await new_session(make_config(model_server, tmp_path), ui, tmp_path, skip_permissions=True)
@@ -176,9 +180,9 @@ async def test_cancel_kills_running_tools_and_keeps_the_conversation_consistent(
     )
     ui = RecordingUI()
     storage = await Storage.open(tmp_path / "t.db")
-    session = await new_session(
-        make_config(model_server, tmp_path), ui, tmp_path, storage=storage, skip_permissions=True
-    )
+    config = make_config(model_server, tmp_path)
+    config.sandbox.mode = "off"  # the test reads the shell's host pid ($$); a PID namespace would renumber it
+    session = await new_session(config, ui, tmp_path, storage=storage, skip_permissions=True)
     turn = asyncio.create_task(session.send("x"))
     for _ in range(200):
         if pid_file.exists() and pid_file.read_text().strip():

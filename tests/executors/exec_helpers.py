@@ -16,9 +16,17 @@ from turnstone_tui.core.tools import Preparer, ToolContext
 from turnstone_tui.core.types import ExecContext, OutputStream, PreparedItem, ToolResult
 
 
+def unsandboxed_config() -> Config:
+    """Config with the OS sandbox off: these tests check process handling with host pids ($$, $!).
+    The sandbox has its own tests (tests/sandbox)."""
+    config = Config()
+    config.sandbox.mode = "off"
+    return config
+
+
 def make_ctx(cwd: Path, **overrides: Any) -> ToolContext:
     values: dict[str, Any] = {
-        "config": Config(),
+        "config": unsandboxed_config(),
         "registry": default_registry(),
         "cwd": cwd,
         "session_id": "test-session",

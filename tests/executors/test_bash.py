@@ -108,8 +108,12 @@ async def test_secrets_are_invisible_to_the_command(tmp_path: Path, monkeypatch:
     monkeypatch.setenv("DB_PASSWORD", "pw-secret-3")
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-4")
     monkeypatch.setenv("TURNSTONE_TEST_VISIBLE", "plain-value")
-    result = await run(PREPARERS, make_ctx(tmp_path), "bash", command="env")
+    monkeypatch.setenv("TURNSTONE_TEST_UNLISTED", "unlisted-value")
+    ctx = make_ctx(tmp_path)
+    ctx.config.env.passthrough = ["TURNSTONE_TEST_VISIBLE"]  # [env] pass: the allowlist's only extension
+    result = await run(PREPARERS, ctx, "bash", command="env")
     assert "TURNSTONE_TEST_VISIBLE=plain-value" in result.text
+    assert "unlisted-value" not in result.text
     for leaked in ("sk-secret-1", "tok-secret-2", "pw-secret-3", "sk-secret-4", "FOO_API_KEY", "FOO_TOKEN"):
         assert leaked not in result.text
 

@@ -67,7 +67,9 @@ async def test_model_reads_then_edits_a_file(model_server, tmp_path: Path) -> No
 async def test_session_cancel_kills_a_running_bash_group(model_server, tmp_path: Path) -> None:
     model_server.script([Reply.tools([("bash", {"command": "echo $$; sleep 100 & echo $!; wait"})])])
     ui = RecordingUI()
-    session = await new_session(make_config(model_server, tmp_path), ui, tmp_path)
+    config = make_config(model_server, tmp_path)
+    config.sandbox.mode = "off"  # the test reads host pids ($$, $!); a PID namespace would renumber them
+    session = await new_session(config, ui, tmp_path)
     turn = asyncio.create_task(session.send("run it"))
     pids: list[int] = []
     for _ in range(200):

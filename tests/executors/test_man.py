@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.executors.exec_helpers import execute, make_ctx, prepare, run
+from turnstone_tui.executors import man as man_module
 from turnstone_tui.executors.man import PREPARERS, clean_man_text
 
 pytestmark = pytest.mark.timeout(60)
@@ -54,6 +55,7 @@ async def test_help_fallback_when_there_is_no_page(tmp_path: Path, monkeypatch: 
     )
     tool.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(man_module, "HELP_ALLOWLIST", man_module.HELP_ALLOWLIST | {"turnstone-fake-tool"})
     result = await run(PREPARERS, make_ctx(tmp_path), "man", page="turnstone-fake-tool")
     assert not result.is_error
     assert "Output of `turnstone-fake-tool --help` instead" in result.text
@@ -83,7 +85,24 @@ async def test_without_man_installed_the_help_fallback_still_works(
     tool.write_text("#!/bin/sh\necho 'fake help text'\n")
     tool.chmod(0o755)
     monkeypatch.setenv("PATH", str(bindir))  # no man on this PATH
+    monkeypatch.setattr(man_module, "HELP_ALLOWLIST", man_module.HELP_ALLOWLIST | {"turnstone-fake-tool"})
     result = await run(PREPARERS, make_ctx(tmp_path), "man", page="turnstone-fake-tool")
     assert "man is not installed" in result.text and "fake help text" in result.text
     missing = await run(PREPARERS, make_ctx(tmp_path), "man", page="ls")
     assert missing.is_error and "man is not installed" in missing.text
+
+
+async def test_help_of_a_program_off_the_allowlist_is_not_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """man is auto-approved: it must not run an arbitrary program (here one that leaves a marker)."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    marker = tmp_path / "ran"
+    tool = bindir / "turnstone-unknown-tool"
+    tool.write_text(f"#!/bin/sh\ntouch {marker}\necho 'help text'\n")
+    tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
+    result = await run(PREPARERS, make_ctx(tmp_path), "man", page="turnstone-unknown-tool")
+    assert result.is_error and "not on man's allowlist" in result.text and "bash tool" in result.text
+    assert not marker.exists()

@@ -20,12 +20,12 @@ from textual.binding import Binding
 from textual.reactive import var
 
 from ..config import ConfigError
+from ..core.mentions import strip_attachments
 from ..core.outcomes import cancelled_result
 from ..core.provider import ProviderError
 from ..core.resources import styles_dir
 from ..core.types import SessionState
 from ..widgets import clock
-from ..widgets.chat_messages import InfoMessage
 from ..widgets.chat_view import ChatView
 from ..widgets.pane_grid import ParallelPanes
 from ..widgets.prompt_input import PromptInput
@@ -35,6 +35,7 @@ from .command_palette import SlashCommandProvider
 from .commands import SlashCommand, SlashCompleter, parse_slash
 from .gc_pacing import GcPacer
 from .main_screen import MainScreen, welcome_text
+from .mcp_wait import FirstTurnMcpWait
 from .prompt_queue import PromptQueue
 from .questions import QuestionBroker
 from .replay import replay_messages
@@ -112,8 +113,7 @@ class TurnstoneApp(App[None]):
         self._engine_closed = False  # not `_closed`: that is MessagePump state
         self._queued = PromptQueue()
         self._remove_mcp_listener: Callable[[], None] | None = None
-        self._mcp_waited = False  # the first turn waited (or had no need to) for connecting servers
-        self._mcp_wait_skip: asyncio.Event | None = None  # set by esc during that wait
+        self._mcp_wait = FirstTurnMcpWait()
         self._session_ready = asyncio.Event()
         self._gc = GcPacer()
         config = runtime.config if runtime else None
@@ -202,7 +202,7 @@ class TurnstoneApp(App[None]):
             await replay_messages(self.chat, self.session.messages, limit=self.chat.max_widgets // 2)
             for message in self.session.messages:
                 if message.get("role") == "user" and isinstance(message.get("content"), str):
-                    self.prompt.add_history(message["content"])
+                    self.prompt.add_history(strip_attachments(message["content"])[0])
         self.refresh_status()
         self.ready = True
         if not self._session_ready.is_set():
@@ -305,7 +305,7 @@ class TurnstoneApp(App[None]):
     @work(group="turn", exit_on_error=False)
     async def _run_turn(self, session: ChatSession, text: str) -> None:
         try:
-            await self._wait_for_mcp_servers()
+            await self._mcp_wait.wait(self.runtime, self.chat)
             await session.send(text)
         except Exception as exc:  # the engine reports its own errors; this is a last resort
             log.exception("turn failed")
@@ -356,44 +356,8 @@ class TurnstoneApp(App[None]):
     def watch_ready(self) -> None:
         self.refresh_bindings()
 
-    async def _wait_for_mcp_servers(self) -> None:
-        """Before the first turn: wait (bounded by ``[mcp] first_turn_wait``, visibly, ``esc`` skips)
-        for MCP servers still connecting, so the model sees their tools."""
-        runtime = self.runtime
-        mcp = runtime.mcp if runtime is not None else None
-        if self._mcp_waited or mcp is None:
-            return
-        self._mcp_waited = True
-        connecting = [s.name for s in mcp.statuses() if str(s.state) == "connecting"]
-        limit = runtime.config.mcp.first_turn_wait if runtime is not None else 0
-        if not connecting or limit <= 0:
-            return
-        notice = InfoMessage(
-            f"waiting up to {limit:g}s for MCP server(s) still connecting: {', '.join(connecting)}"
-            " · esc to go on without them",
-            classes="-mcp-wait",
-        )
-        await self.chat.add(notice)
-        skip = self._mcp_wait_skip = asyncio.Event()
-        waiter = asyncio.ensure_future(mcp.wait_ready(limit))
-        skipper = asyncio.ensure_future(skip.wait())
-        try:
-            await asyncio.wait({waiter, skipper}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            waiter.cancel()
-            skipper.cancel()
-            self._mcp_wait_skip = None
-            notice.remove()
-        late = [s.name for s in mcp.statuses() if str(s.state) == "connecting"]
-        if late:
-            await self.chat.add_info(
-                f"going on without MCP server(s) still connecting: {', '.join(late)} "
-                "(their tools join when they connect)"
-            )
-
     def action_cancel_turn(self) -> None:
-        if self._mcp_wait_skip is not None:
-            self._mcp_wait_skip.set()
+        if self._mcp_wait.skip():
             return
         if self.compaction is not None:
             self.compaction.cancel()

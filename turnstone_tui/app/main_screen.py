@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar, cast
 
 from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.markup import escape
 from textual.message import Message
 from textual.screen import Screen
@@ -30,6 +31,12 @@ class MainScreen(Screen[None]):
     widget is looked up once, on this screen (an app-level query would search the screen on top)."""
 
     AUTO_FOCUS = "#prompt"
+    BINDINGS = [
+        # priority: the prompt (a TextArea) would take them for its own cursor otherwise
+        Binding("pageup", "scroll_chat('up')", "Scroll up", show=False, priority=True),
+        Binding("pagedown", "scroll_chat('down')", "Scroll down", show=False, priority=True),
+        Binding("end", "scroll_chat('end')", "Follow the chat", show=False, priority=True),
+    ]
     CSS_PATH = styles_dir() / "main.tcss"
 
     def __init__(
@@ -59,6 +66,21 @@ class MainScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.post_message(self.Ready())
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "scroll_chat" and parameters == ("end",) and self.focused is self.prompt:
+            # End still moves the prompt's cursor while it is not at the end of the text.
+            return self.prompt.cursor_location == self.prompt.document.end
+        return True
+
+    def action_scroll_chat(self, where: str) -> None:
+        chat = self.chat
+        if where == "up":
+            chat.scroll_page_up(animate=False)
+        elif where == "down":
+            chat.scroll_page_down(animate=False)
+        else:
+            chat.scroll_end(animate=False)  # back at the end: the chat follows new output again
 
     def _widget(self, selector: str, kind: type[WidgetT]) -> WidgetT:
         widget = self._found.get(selector)

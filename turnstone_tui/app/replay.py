@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..core.mentions import strip_attachments
 from ..core.outcomes import NOT_STORED_TEXT
 from ..core.types import PreparedItem, ProcessOutcome, ToolResult, ToolStatus
 from ..widgets.chat_messages import AssistantMessage, InfoMessage, UserMessage
@@ -75,9 +76,11 @@ async def replay_messages(chat: ChatView, messages: list[dict[str, Any]], *, lim
     for message in messages:
         role = message.get("role")
         if role == "user":
-            text = _text_of(message.get("content"))
+            text, attached = strip_attachments(_text_of(message.get("content")))
             if text:
                 widgets.append(UserMessage(text))
+            if attached:
+                widgets.append(InfoMessage("Attached: " + ", ".join(attached)))
         elif role == "assistant":
             text = _text_of(message.get("content"))
             if text.strip():

@@ -1,39 +1,36 @@
-"""The environment every child process gets: the user's, without secrets.
+"""The environment and the sandbox policy every child process gets.
 
-Every subprocess a tool, a watch or a stdio MCP server starts takes its environment from here.
+Every subprocess a tool, a watch or a stdio MCP server starts takes its environment from here:
+an allowlist (PATH, HOME, LANG, ...) plus ``[env] pass`` names plus what the caller adds; never
+the agent's secrets.
 """
 
 from __future__ import annotations
 
-import os
 import re
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from ..sandbox import SandboxPolicy, child_env
+
+if TYPE_CHECKING:
+    from ..config import Config
 
 _SECRET_NAME = re.compile(
     r"(_KEY|_SECRET|_TOKEN|_PASSWORD|_PASSWD|_CREDENTIALS?)$|^(API_KEY|TOKEN|SECRET|PASSWORD)$", re.I
 )
-_PROVIDER_KEYS = frozenset(
-    {
-        "OPENAI_API_KEY",
-        "ANTHROPIC_API_KEY",
-        "TAVILY_API_KEY",
-        "GITHUB_TOKEN",
-        "GH_TOKEN",
-        "HF_TOKEN",
-        "AWS_SECRET_ACCESS_KEY",
-        "AWS_SESSION_TOKEN",
-        "GOOGLE_API_KEY",
-        "AZURE_OPENAI_API_KEY",
-    }
-)
 
 
 def is_secret_env_name(name: str) -> bool:
-    return name.upper() in _PROVIDER_KEYS or bool(_SECRET_NAME.search(name))
+    """A name that looks like a secret (used to redact; subprocess environments use an allowlist)."""
+    return bool(_SECRET_NAME.search(name))
 
 
-def scrubbed_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The process environment without secrets, for every subprocess a tool starts."""
-    env = {k: v for k, v in os.environ.items() if not is_secret_env_name(k)}
-    if extra:
-        env.update(extra)
-    return env
+def scrubbed_env(extra: dict[str, str] | None = None, passthrough: Iterable[str] = ()) -> dict[str, str]:
+    """The environment for every subprocess a tool starts (see the module docstring)."""
+    return child_env(extra, passthrough)
+
+
+def sandbox_policy(config: Config) -> SandboxPolicy:
+    sb = config.sandbox
+    return SandboxPolicy(sb.mode, sb.network == "on", tuple(sb.writable), sb.auto_approve)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .arguments import ArgumentLimits, check_arguments
 from .mcp_bridge import McpBridge
+from .mentions import expand_mentions
 from .model_output import clean_text, clean_value, unique_call_ids, used_call_ids
 from .outcomes import CANCELLED_TEXT, INTERRUPTED_TEXT, cancelled_result
 from .pipeline import ApprovalPolicy, ToolOutcome, ToolPipeline
@@ -139,6 +140,7 @@ class ChatSession:
         self._partial = AssistantReply()
         self._pending_results: dict[str, ToolResult] = {}
         self._committed: set[str] = set()  # call ids whose result message is already stored
+        self._lock: Any = None  # this process's ownership of the stored session
         self._tool_search: ToolSearchManager | None = None
         self._remove_mcp_listener: Callable[[], None] | None = None
         self.pipeline = ToolPipeline(
@@ -165,12 +167,15 @@ class ChatSession:
                 raise ValueError(f"no stored session with id {self._requested_id!r}")
             if existing:
                 self.session_id = existing["id"]
+                # one process owns a session: a second --resume is refused, naming the holder
+                self._lock = self.storage.lock_session(self.session_id)
                 self.messages = repair_history(await self.storage.load_messages(self.session_id))
                 await self._load_usage()
             else:
                 self.session_id = await self.storage.create_session(
                     model=self.provider.model, cwd=str(self.cwd)
                 )
+                self._lock = self.storage.lock_session(self.session_id)
             if self.agent_kind == "main" and self.memories is not None:
                 self._memories = await _memory_section(self.memories, self.session_id)
         else:
@@ -189,6 +194,9 @@ class ChatSession:
         self.cancel()
         if self._turn_task is not None:
             await asyncio.gather(self._turn_task, return_exceptions=True)
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
     def _rebuild_system_prompt(self) -> None:
         catalog = self.mcp.system_catalog() if self.mcp is not None else ""
@@ -288,7 +296,8 @@ class ChatSession:
             self._synthetic_streak = 0
         async with self._turn_lock:
             self._cancel_requested = False
-            task = asyncio.create_task(self._run_turn(text), name=f"turn:{self.session_id}")
+            attach = not synthetic and self.agent_kind == "main"  # a watch's output is not the user's @
+            task = asyncio.create_task(self._run_turn(text, attach=attach), name=f"turn:{self.session_id}")
             self._turn_task = task
             try:
                 await asyncio.shield(task)
@@ -318,11 +327,17 @@ class ChatSession:
             self._cancel_requested = True
             self._turn_task.cancel()
 
-    async def _run_turn(self, text: str) -> None:
+    async def _run_turn(self, text: str, *, attach: bool = False) -> None:
         ui = self.ui
         ui.on_turn_start(text)
         self.ctx.notify_sent_this_turn = 0
-        await self._append({"role": "user", "content": text})
+        content = text
+        if attach and "@" in text:  # @path mentions: the files' contents go with the message
+            expanded = await asyncio.to_thread(expand_mentions, text, self.cwd)
+            content = expanded.text
+            if expanded.attachments:
+                ui.on_info(expanded.notice())
+        await self._append({"role": "user", "content": content})
         try:
             await self._loop()
             self._set_state(SessionState.IDLE)

@@ -19,10 +19,11 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from ..core.child_env import scrubbed_env
+from ..core.child_env import sandbox_policy, scrubbed_env
 from ..core.tools import Preparer, ToolContext, error_item
 from ..core.truncate import HeadTailBuffer
 from ..core.types import ExecContext, PreparedItem, ProcessOutcome, ToolResult, ToolStatus
+from ..sandbox import plan
 from .bash_guard import MAX_COMMAND_CHARS, check_command
 from .proc_group import EmittingSink, RunOutcome, run_process
 
@@ -113,9 +114,14 @@ async def prepare_bash(ctx: ToolContext, call_id: str, args: dict[str, Any]) -> 
     script = f"set -e\n{command}" if stop_on_error else command
     cwd = ctx.cwd
     limit = ctx.config.tools.truncation
+    policy = sandbox_policy(ctx.config)
+    run_plan = await asyncio.to_thread(plan, policy, ["bash", "-c", script], cwd=cwd)
+    env = scrubbed_env(passthrough=ctx.config.env.passthrough)
 
     async def execute(exec_ctx: ExecContext) -> ToolResult:
-        return await run_bash(script, exec_ctx, cwd=cwd, time_limit=timeout, limit=limit)
+        return await run_bash(
+            script, exec_ctx, cwd=cwd, time_limit=timeout, limit=limit, argv=run_plan.argv, env=env
+        )
 
     return PreparedItem(
         call_id=call_id,
@@ -123,13 +129,21 @@ async def prepare_bash(ctx: ToolContext, call_id: str, args: dict[str, Any]) -> 
         args=args,
         header=_header(command),
         preview=command if not stop_on_error else f"# set -e (stop on first error)\n{command}",
+        needs_approval=not (run_plan.sandboxed and policy.auto_approve),
         execute=execute,
         preview_kind="bash",
     )
 
 
 async def run_bash(
-    script: str, exec_ctx: ExecContext, *, cwd: Path, time_limit: int, limit: int
+    script: str,
+    exec_ctx: ExecContext,
+    *,
+    cwd: Path,
+    time_limit: int,
+    limit: int,
+    argv: list[str] | None = None,
+    env: dict[str, str] | None = None,
 ) -> ToolResult:
     """Run a bash script as the tool does: streaming, bounded, group-killed on timeout/cancel."""
     # leave room for the notes and the exit code so the pipeline's final truncation keeps them
@@ -144,9 +158,9 @@ async def run_bash(
 
     try:
         outcome = await run_process(
-            ["bash", "-c", script],
+            argv or ["bash", "-c", script],
             cwd=cwd,
-            env=scrubbed_env(),
+            env=scrubbed_env() if env is None else env,
             time_limit=time_limit,
             stdout_sink=EmittingSink(emit_stdout, buffer),
             stderr_sink=EmittingSink(emit_stderr, buffer, prefix=STDERR_PREFIX),

@@ -8,6 +8,7 @@ while to approve). After writing, the new state is recorded so a follow-up edit 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from typing import Any
 from ..core.tools import Preparer, ToolContext, error_item, require_str
 from ..core.types import ExecContext, PreparedItem, ToolResult
 from .files_read import FileProblem, diff_stats, join_diff_lines, read_text, unified_diff
+from .path_policy import outside_workspace, real_path, secret_refusal, secret_store
 
 NEW_FILE_PREVIEW_LINES = 400
 RESULT_DIFF_CHARS = 8000
@@ -46,6 +48,17 @@ def _new_file_diff(content: str, shown: str, limit: int) -> str:
     return diff
 
 
+def _fingerprint(path: Path) -> str | None:
+    """The content hash of ``path`` (None when it does not exist), to detect changes after a preview."""
+    try:
+        with path.open("rb") as fh:
+            return hashlib.file_digest(fh, "sha256").hexdigest()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"unreadable: {exc.errno}"
+
+
 def _current_text(path: Path, shown: str) -> tuple[str | None, str | None]:
     """(text, note): text None for a new file; note explains when the old content can't be shown."""
     if not path.exists():
@@ -69,7 +82,17 @@ async def prepare_write_file(ctx: ToolContext, call_id: str, args: dict[str, Any
         return error_item(
             call_id, name, args, f"write_file: mode must be 'overwrite' or 'append', got {mode!r}"
         )
-    path = ctx.resolve(shown)
+    # symlinks followed before anything is decided or shown: the preview names the real target
+    link = ctx.resolve(shown)
+    path = await asyncio.to_thread(real_path, link)
+    store = secret_store(path, [ctx.config.path])
+    if store:
+        return error_item(call_id, name, args, secret_refusal("write_file", shown, store))
+    where = ""
+    if outside_workspace(path, ctx.cwd):
+        where = f" [outside the workspace: {path}]"
+    elif path != link.absolute():
+        where = f" [-> {path}]"
     if path.is_dir():
         return error_item(call_id, name, args, f"write_file: {shown} is a directory")
     for parent in path.parents:
@@ -80,6 +103,7 @@ async def prepare_write_file(ctx: ToolContext, call_id: str, args: dict[str, Any
 
     limit = ctx.config.tools.truncation
     old, note = await asyncio.to_thread(_current_text, path, shown)
+    previewed = await asyncio.to_thread(_fingerprint, path)
     n_lines = _line_count(content)
     if old is None:
         preview = _new_file_diff(content, shown, limit)
@@ -91,10 +115,17 @@ async def prepare_write_file(ctx: ToolContext, call_id: str, args: dict[str, Any
         header = f"write_file: {shown} ({mode}: +{added} -{removed})"
         if note:
             preview = f"{note}\n{preview}"
+    header += where
     tracker = ctx.read_tracker
     data = _encode(content)
 
     def work() -> ToolResult:
+        if _fingerprint(path) != previewed:
+            return ToolResult(
+                f"write_file: {shown} changed on disk after the preview was shown; it was not overwritten. "
+                "Read it again and redo the change.",
+                is_error=True,
+            )
         created_dirs = not path.parent.exists()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -16,6 +16,7 @@ from typing import Any, TextIO
 
 from ..core.tools import Preparer, ToolContext, error_item, require_str
 from ..core.types import ExecContext, PreparedItem, ToolResult
+from .path_policy import outside_workspace, real_path, secret_refusal, secret_store
 
 MAX_IMAGE_BYTES = 4 * 1024 * 1024
 MAX_LINE_CHARS = 2000  # longer lines (minified files) are cut in read_file output
@@ -306,6 +307,11 @@ async def prepare_read_file(ctx: ToolContext, call_id: str, args: dict[str, Any]
         if isinstance(problem, str):
             return error_item(call_id, "read_file", args, f"read_file: {problem}")
     path = ctx.resolve(shown)
+    real = await asyncio.to_thread(real_path, path)
+    store = secret_store(real, [ctx.config.path])
+    if store:
+        return error_item(call_id, "read_file", args, secret_refusal("read_file", shown, store))
+    outside = outside_workspace(real, ctx.cwd)
     start = offset if isinstance(offset, int) else 1
     count = limit if isinstance(limit, int) else None
     budget = max(ctx.config.tools.truncation - 200, 1000)
@@ -321,13 +327,14 @@ async def prepare_read_file(ctx: ToolContext, call_id: str, args: dict[str, Any]
     span = ""
     if offset is not None or limit is not None:
         span = f" (lines {start}-{start + count - 1})" if count else f" (from line {start})"
+    where = f" (outside the workspace: {real})" if outside else (f" (-> {real})" if real != path else "")
     return PreparedItem(
         call_id=call_id,
         func_name="read_file",
         args=args,
-        header=f"read_file: {shown}{span}",
-        preview=str(path) + span,
-        needs_approval=False,
+        header=f"read_file: {shown}{span}{where}",
+        preview=str(real) + span,
+        needs_approval=outside,  # reads inside the workspace are auto-approved, others are asked
         execute=execute,
     )
 
@@ -360,6 +367,15 @@ async def prepare_diff_file(ctx: ToolContext, call_id: str, args: dict[str, Any]
 
     path_a = ctx.resolve(path_a_shown)
     path_b = ctx.resolve(path_b_shown) if path_b_shown else None
+    outside = False
+    for checked, checked_shown in ((path_a, path_a_shown), (path_b, path_b_shown)):
+        if checked is None or checked_shown is None:
+            continue
+        real = await asyncio.to_thread(real_path, checked)
+        store = secret_store(real, [ctx.config.path])
+        if store:
+            return error_item(call_id, "diff_file", args, secret_refusal("diff_file", checked_shown, store))
+        outside = outside or outside_workspace(real, ctx.cwd)
     limit = ctx.config.tools.truncation
     tracker = ctx.read_tracker
     label_b = path_b_shown or "content_b"
@@ -386,9 +402,9 @@ async def prepare_diff_file(ctx: ToolContext, call_id: str, args: dict[str, Any]
         call_id=call_id,
         func_name=name,
         args=args,
-        header=f"diff_file: {path_a_shown} vs {label_b}",
+        header=f"diff_file: {path_a_shown} vs {label_b}" + (" (outside the workspace)" if outside else ""),
         preview=f"{path_a} vs {path_b or 'the given content'} (context {context})",
-        needs_approval=False,
+        needs_approval=outside,
         execute=execute,
     )
 

@@ -2,8 +2,10 @@
 
 ``man -P cat [section] page`` with ``MANWIDTH=100``; overstrike (``x\\bx``, ``_\\bx``) and ANSI
 formatting are removed like ``col -b`` would. When man is not installed or has no page, and the
-page names a command on PATH, ``<command> --help`` is shown instead (not for commands whose
-``--help`` handling we would not bet the machine on, e.g. reboot).
+page names a command on PATH, ``<command> --help`` is shown instead, but only for programs on
+``HELP_ALLOWLIST`` (well-known tools whose ``--help`` only prints): man is auto-approved, and running
+an arbitrary program is not reading a manual. For other programs the model is told to run
+``<command> --help`` with the bash tool, which asks the user (and runs in the sandbox).
 """
 
 from __future__ import annotations
@@ -32,6 +34,18 @@ _NO_HELP_FALLBACK = frozenset(
     {"shutdown", "reboot", "halt", "poweroff", "init", "telinit", "kill", "killall", "pkill", "rm", "dd",
      "mkfs", "mkswap", "wipefs", "shred", "fdisk", "sfdisk", "parted", "systemctl", "login", "su", "sudo",
      "passwd", "xdg-open", "yes"}
+)  # fmt: skip
+
+
+HELP_ALLOWLIST = frozenset(
+    {"git", "grep", "egrep", "fgrep", "rg", "ls", "cat", "head", "tail", "sed", "awk", "gawk", "find", "xargs", "sort",
+     "uniq", "wc", "cut", "tr", "diff", "patch", "tar", "gzip", "gunzip", "zip", "unzip", "xz", "jq", "yq", "curl",
+     "wget", "make", "cmake", "ninja", "gcc", "g++", "cc", "clang", "ld", "python", "python3", "pip", "pip3", "uv",
+     "pytest", "ruff", "mypy", "black", "node", "npm", "npx", "yarn", "pnpm", "deno", "bun", "cargo", "rustc",
+     "rustup", "go", "gofmt", "java", "javac", "mvn", "gradle", "docker", "kubectl", "helm", "terraform", "gh",
+     "ssh", "scp", "rsync", "openssl", "cp", "mv", "mkdir", "touch", "ln", "chmod", "stat", "du", "df", "ps", "env",
+     "date", "echo", "printf", "test", "tee", "less", "file", "which", "basename", "dirname", "realpath", "readlink",
+     "sha256sum", "md5sum", "base64", "od", "xxd", "hexdump", "strings", "tmux", "bwrap", "sqlite3", "psql", "fd"}
 )  # fmt: skip
 
 
@@ -66,8 +80,12 @@ async def _help_fallback(page: str, cwd: Path, reason: str) -> ToolResult:
     program = shutil.which(page)
     if program is None:
         return ToolResult(f"{reason}; and {page!r} is not a command on PATH either.", is_error=True)
-    if page in _NO_HELP_FALLBACK or page.startswith("mkfs"):
-        return ToolResult(f"{reason} (`{page} --help` is not run automatically for {page}).", is_error=True)
+    if page in _NO_HELP_FALLBACK or page.startswith("mkfs") or page not in HELP_ALLOWLIST:
+        return ToolResult(
+            f"{reason}. `{page} --help` is not run automatically ({page} is not on man's allowlist of "
+            f"well-known tools); run `{page} --help` with the bash tool if you need it (the user approves it).",
+            is_error=True,
+        )
     try:
         code, out, err = await _capture([program, "--help"], cwd, HELP_TIMEOUT, {"PAGER": "cat"})
     except OSError as exc:

@@ -16,10 +16,11 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..core.child_env import scrubbed_env
+from ..core.child_env import sandbox_policy, scrubbed_env
 from ..core.tools import Preparer, ToolContext, error_item
 from ..core.truncate import HeadTailBuffer
 from ..core.types import ExecContext, PreparedItem, ToolResult
+from ..sandbox import SandboxPolicy, plan
 from .math_sandbox import CPU_SECONDS, EXIT_REFUSED
 from .proc_group import BufferSink, RunOutcome, run_process
 
@@ -50,12 +51,27 @@ def _describe_failure(outcome: RunOutcome, time_limit: int) -> str | None:
     return None
 
 
-async def run_math(code: str, time_limit: int, limit: int) -> ToolResult:
+async def run_math(code: str, time_limit: int, limit: int, policy: SandboxPolicy | None = None) -> ToolResult:
     tmpdir = await asyncio.to_thread(tempfile.mkdtemp, prefix="turnstone-math-")
     out, err = HeadTailBuffer(max(limit - STDERR_LIMIT - 1024, 1024)), HeadTailBuffer(STDERR_LIMIT)
+    argv = [sys.executable, "-I", "-B", str(SANDBOX_SCRIPT), tmpdir]
+    if policy is not None:
+        # its own process in the OS sandbox: only the temp dir writable, never any network
+        math_policy = SandboxPolicy(policy.mode, network=False)
+        # the interpreter, its libraries and the runner script stay visible even when they live under /tmp
+        # (a checkout or venv in /tmp would otherwise be hidden by the private /tmp)
+        own_files = [
+            SANDBOX_SCRIPT.parent,
+            Path(sys.executable).parent,
+            Path(sys.prefix),
+            Path(sys.base_prefix),
+        ]
+        own_files += [Path(entry) for entry in sys.path if entry]
+        run_plan = await asyncio.to_thread(plan, math_policy, argv, cwd=Path(tmpdir), readable=own_files)
+        argv = run_plan.argv
     try:
         outcome = await run_process(
-            [sys.executable, "-I", "-B", str(SANDBOX_SCRIPT), tmpdir],
+            argv,
             cwd=tmpdir,
             env=_sandbox_env(tmpdir),
             time_limit=time_limit,
@@ -89,9 +105,10 @@ async def prepare_math(ctx: ToolContext, call_id: str, args: dict[str, Any]) -> 
         first = first[: HEADER_MAX - 1] + "…"
     time_limit = ctx.config.tools.timeout
     limit = ctx.config.tools.truncation
+    policy = sandbox_policy(ctx.config)
 
     async def execute(exec_ctx: ExecContext) -> ToolResult:
-        return await run_math(code, time_limit, limit)
+        return await run_math(code, time_limit, limit, policy)
 
     return PreparedItem(call_id, "math", args, f"math: {first}", preview=code, execute=execute)
 

@@ -7,6 +7,7 @@ kept (each cut to 400 chars); the rest are counted. Exit status 1 means "no matc
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from ..core.child_env import scrubbed_env
 from ..core.tools import Preparer, ToolContext, error_item, require_str
 from ..core.truncate import HeadTailBuffer
 from ..core.types import ExecContext, PreparedItem, ToolResult
+from .path_policy import real_path, secret_refusal, secret_store
 from .proc_group import BufferSink, run_process
 
 MAX_MATCH_LINES = 500
@@ -64,6 +66,9 @@ async def prepare_search(ctx: ToolContext, call_id: str, args: dict[str, Any]) -
     target = ctx.resolve(path_arg)
     if not target.exists():
         return error_item(call_id, name, args, f"search: {path_arg}: no such file or directory")
+    store = secret_store(await asyncio.to_thread(real_path, target), [ctx.config.path])
+    if store:
+        return error_item(call_id, name, args, secret_refusal("search", path_arg, store))
     cwd = ctx.cwd
     timeout = ctx.config.tools.timeout
 

@@ -7,6 +7,7 @@ a refused expression never reaches the database.
 
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 import uuid
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.tools import Preparer, ToolContext, error_item, require_str
 from ..core.types import ExecContext, PreparedItem, ToolResult
+from .bash_guard import check_command
 from .watch_expr import WatchExprError, compile_condition
 
 if TYPE_CHECKING:
@@ -79,6 +81,10 @@ async def _prepare_create(ctx: ToolContext, call_id: str, args: dict[str, Any]) 
         return error_item(call_id, "watch", args, "watch create needs a 'command'")
     if len(command) > MAX_COMMAND_CHARS:
         return error_item(call_id, "watch", args, f"command is longer than {MAX_COMMAND_CHARS} characters")
+    # the same guard as the bash tool (the command runs in bash, in the same sandbox)
+    refusal = await asyncio.to_thread(check_command, command)
+    if refusal:
+        return error_item(call_id, "watch", args, f"watch: {refusal}")
     if name is None or not name.strip():
         return error_item(call_id, "watch", args, "watch create needs a 'name' (e.g. pr-review)")
     name = name.strip()

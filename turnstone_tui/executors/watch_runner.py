@@ -1,8 +1,9 @@
 """The background task that polls due watches and reports back into their sessions.
 
 Every ``check_interval`` seconds (or at once after ``wake()``) it loads the active watches whose
-``next_run`` has come, runs each command (``/bin/sh -c`` in its own process group, environment
-scrubbed of secrets, stdin closed, a time limit, output kept to 64 KB), and then:
+``next_run`` has come, runs each command (``bash -c`` as the bash tool does: in the OS sandbox when it
+can run, in its own process group, environment from the allowlist, stdin closed, a time limit, output
+kept to 64 KB), and then:
 
 - with ``stop_on``: evaluates it (watch_expr); true -> fire;
 - without: fires when the output differs from the previous poll (the first poll is the baseline);
@@ -29,8 +30,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..core.child_env import scrubbed_env
 from ..core.truncate import HeadTailBuffer
+from ..sandbox import SandboxPolicy, child_env, plan
 from .proc_group import BufferSink, run_process
 from .watch_eval import DEFAULT_BUDGET, WatchBudgetError, evaluate_in_child
 from .watch_expr import WatchExprError, compile_condition, poll_variables
@@ -59,7 +60,12 @@ class WatchRunner:
         command_timeout: float = COMMAND_TIMEOUT,
         eval_budget: float = DEFAULT_BUDGET,
         default_cwd: Path | None = None,
+        sandbox: SandboxPolicy | None = None,
+        env_passthrough: tuple[str, ...] = (),
     ) -> None:
+        # watch commands run as the bash tool runs them: bash, in the OS sandbox (when it can run)
+        self.sandbox = sandbox or SandboxPolicy()
+        self.env_passthrough = env_passthrough
         self.storage = storage
         self.inject = inject
         self.check_interval = check_interval
@@ -141,10 +147,11 @@ class WatchRunner:
         out = HeadTailBuffer(OUTPUT_CAP)
         err = HeadTailBuffer(OUTPUT_CAP // 4)
         try:
+            run_plan = await asyncio.to_thread(plan, self.sandbox, ["bash", "-c", command], cwd=cwd)
             outcome = await run_process(
-                ["/bin/sh", "-c", command],
+                run_plan.argv,
                 cwd=cwd,
-                env=scrubbed_env(),
+                env=child_env(passthrough=self.env_passthrough),
                 time_limit=self.command_timeout,
                 stdout_sink=BufferSink(out),
                 stderr_sink=BufferSink(err),

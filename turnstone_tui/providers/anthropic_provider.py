@@ -156,7 +156,15 @@ def convert_messages(
             converted.append({"role": "user", "content": [result]})
             continue
         kept = msg.get("provider_content")
-        if role == "assistant" and isinstance(kept, dict) and kept.get("provider") == PROVIDER:
+        if (
+            role == "assistant"
+            and isinstance(kept, dict)
+            and kept.get("provider") == PROVIDER
+            # only while the engine kept the calls as sent (it renames duplicate ids, refuses
+            # hostile arguments): tool results must answer the ids the request carries
+            and [b.get("id") for b in kept.get("blocks") or () if b.get("type") == "tool_use"]
+            == [c.get("id") for c in msg.get("tool_calls") or ()]
+        ):
             # Sent back exactly as received (server tool search blocks, thinking signatures).
             converted.append({"role": "assistant", "content": json.loads(json.dumps(kept["blocks"]))})
             continue
@@ -391,10 +399,13 @@ class AnthropicProvider:
             return []
         if kind != "content_block_stop":
             return []
-        if index in state.partial_json:
+        partial = state.partial_json.pop(index, None)
+        # Only a turn with a tool search is kept whole (its blocks come first); other turns' tool
+        # arguments go through the engine's bounded parser alone.
+        if partial is not None and (state.tool_search_seen or block.get("type") == "server_tool_use"):
             try:
-                block["input"] = json.loads(state.partial_json.pop(index) or "{}")
-            except ValueError:
+                block["input"] = json.loads(partial or "{}")
+            except (ValueError, RecursionError):
                 pass  # the tool_use path reports unparseable arguments to the model
         if block.get("type") == "server_tool_use" and block.get("name") in TOOL_SEARCH_NAMES:
             tool_input = block.get("input") if isinstance(block.get("input"), dict) else {}

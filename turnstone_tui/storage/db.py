@@ -183,6 +183,15 @@ class Storage:
     async def close(self) -> None:
         await self._conn.close()
 
+    def lock_session(self, session_id: str) -> Any:
+        """Own ``session_id`` for this process (a SessionLock, ``release()`` it); raises
+        SessionInUseError (a ValueError) saying which process holds it."""
+        from .session_lock import SessionLock, acquire_session_lock
+
+        if str(self.path) == ":memory:":
+            return SessionLock("", released=True)
+        return acquire_session_lock(self.path, session_id)
+
     @property
     def conn(self) -> aiosqlite.Connection:
         return self._conn

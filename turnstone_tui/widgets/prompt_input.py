@@ -23,6 +23,8 @@ from textual.message import Message
 from textual.widgets import OptionList, TextArea
 from textual.widgets.option_list import Option
 
+from .file_finder import FileIndex, Match
+
 Location = tuple[int, int]
 
 MAX_PATH_COMPLETIONS = 50
@@ -93,6 +95,29 @@ def list_path_completions(cwd: Path, fragment: str, limit: int = MAX_PATH_COMPLE
         return []
     found.sort(key=lambda pair: (pair[0], pair[1].lower()))
     return [prefix + name for _, name in found[:limit]]
+
+
+def browses_directory(fragment: str) -> bool:
+    """``@``, ``@src/``, ``@~/x``, ``@/etc/``, ``@.e``: names in a directory (else: fuzzy search)."""
+    return not fragment or fragment.endswith("/") or fragment.startswith(("~", "/", "."))
+
+
+def mention_text(path: str) -> str:
+    """A path as an ``@`` mention: quoted when it holds a space."""
+    return f'"{path}"' if " " in path else path
+
+
+def highlight_match(match: Match) -> Content:
+    """The path with the typed characters in bold accent (as fuzzy finders show why it matched)."""
+    parts: list[tuple[str, str] | str] = []
+    previous = 0
+    for position in match.positions:
+        if position > previous:
+            parts.append(match.path[previous:position])
+        parts.append((match.path[position], "bold $text-accent"))
+        previous = position + 1
+    parts.append(match.path[previous:])
+    return Content.assemble(*parts)
 
 
 class CompletionMenu(OptionList, can_focus=False):
@@ -167,6 +192,7 @@ class PromptInput(TextArea):
         self._history_index = 0
         self._draft = ""
         self._quiet_text: str | None = None  # text loaded by history: don't pop completions
+        self._file_index: FileIndex | None = None
 
     # --- history ----------------------------------------------------------------------------
 
@@ -351,13 +377,20 @@ class PromptInput(TextArea):
 
     @work(exclusive=True, group="path-completion")
     async def _complete_paths(self, fragment: str, start: Location, end: Location) -> None:
-        names = await asyncio.to_thread(list_path_completions, self.cwd, fragment)
+        if browses_directory(fragment):  # "@", "@src/", "@~/...": list that directory
+            names = await asyncio.to_thread(list_path_completions, self.cwd, fragment)
+            completions = [Completion(Content(n), n, start, end, reopen=n.endswith("/")) for n in names]
+        else:  # "@pgrid": the project's files, fuzzy, best first
+            if self._file_index is None or self._file_index.root != self.cwd:
+                self._file_index = FileIndex(self.cwd)
+            matches = await asyncio.to_thread(self._file_index.search, fragment, MAX_PATH_COMPLETIONS)
+            completions = [
+                Completion(highlight_match(m), mention_text(m.path), start, end, reopen=m.path.endswith("/"))
+                for m in matches
+            ]
         if self.cursor_location != end:
             return  # the user typed on; a newer completion is coming
-        self.menu.show(
-            [Completion(Content(name), name, start, end, reopen=name.endswith("/")) for name in names],
-            self._typed(),
-        )
+        self.menu.show(completions, self._typed())
 
 
 class PromptArea(Vertical):

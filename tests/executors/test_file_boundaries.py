@@ -1,0 +1,102 @@
+"""File tools at the workspace boundary: symlinks resolved, reads outside asked, secret stores refused,
+a file changed after the preview not clobbered. Scratch files only under tmp_path."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from tests.executors.exec_helpers import execute, make_ctx, prepare
+from turnstone_tui.executors.files import PREPARERS
+from turnstone_tui.executors.search import PREPARERS as SEARCH
+
+
+def layout(tmp_path: Path) -> tuple[Path, Path]:
+    workspace, outside = tmp_path / "workspace", tmp_path / "outside"
+    workspace.mkdir()
+    outside.mkdir()
+    (outside / "private.txt").write_text("outside text\n")
+    (workspace / "inside.txt").write_text("inside text\n")
+    return workspace, outside
+
+
+async def test_reads_inside_the_workspace_are_auto_approved(tmp_path: Path) -> None:
+    workspace, _ = layout(tmp_path)
+    item = await prepare(PREPARERS, make_ctx(workspace), "read_file", path="inside.txt")
+    assert item.error is None and item.needs_approval is False
+
+
+@pytest.mark.parametrize("how", ["dotdot", "absolute", "symlink"])
+async def test_reads_outside_the_workspace_need_approval_and_show_the_real_path(
+    tmp_path: Path, how: str
+) -> None:
+    workspace, outside = layout(tmp_path)
+    if how == "symlink":
+        (workspace / "link.txt").symlink_to(outside / "private.txt")
+        path = "link.txt"
+    else:
+        path = "../outside/private.txt" if how == "dotdot" else str(outside / "private.txt")
+    item = await prepare(PREPARERS, make_ctx(workspace), "read_file", path=path)
+    assert item.needs_approval is True
+    assert "outside the workspace" in item.header and str(outside / "private.txt") in item.header
+    assert "outside text" in (await execute(item)).text  # once approved, it reads
+
+
+@pytest.mark.parametrize(
+    "relative",
+    [".env", "app/.env.production", "home/.ssh/id_ed25519", "home/.aws/credentials", "home/.netrc",
+     "home/.config/turnstone/config.toml"],
+)  # fmt: skip
+async def test_secret_stores_are_refused(
+    tmp_path: Path, relative: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    target = tmp_path / relative
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text("SECRET=sk-do-not-leak\n")
+    ctx = make_ctx(tmp_path)
+    item = await prepare(PREPARERS, ctx, "read_file", path=str(target))
+    assert item.error is not None and "secret store" in item.error and item.execute is None
+    write = await prepare(PREPARERS, ctx, "write_file", path=str(target), content="x")
+    assert write.error is not None and "secret store" in write.error
+    search = await prepare(SEARCH, ctx, "search", query="SECRET", path=str(target))
+    assert search.error is not None and "secret store" in search.error
+
+
+async def test_a_symlink_to_a_secret_store_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    key = tmp_path / "home" / ".ssh" / "id_rsa"
+    key.parent.mkdir(parents=True)
+    key.write_text("-----BEGIN KEY-----\n")
+    (tmp_path / "innocent.txt").symlink_to(key)
+    item = await prepare(PREPARERS, make_ctx(tmp_path), "read_file", path="innocent.txt")
+    assert item.error is not None and "~/.ssh" in item.error
+
+
+async def test_env_example_files_are_ordinary(tmp_path: Path) -> None:
+    (tmp_path / ".env.example").write_text("API_KEY=\n")
+    item = await prepare(PREPARERS, make_ctx(tmp_path), "read_file", path=".env.example")
+    assert item.error is None
+
+
+async def test_write_through_a_dangling_symlink_names_the_real_target(tmp_path: Path) -> None:
+    workspace, outside = layout(tmp_path)
+    (workspace / "notes.txt").symlink_to(outside / "not-yet-there.txt")
+    item = await prepare(PREPARERS, make_ctx(workspace), "write_file", path="notes.txt", content="hi\n")
+    assert item.needs_approval is True
+    assert f"outside the workspace: {outside / 'not-yet-there.txt'}" in item.header
+
+
+async def test_a_file_changed_after_the_preview_is_not_overwritten(tmp_path: Path) -> None:
+    target = tmp_path / "f.txt"
+    await asyncio.to_thread(target.write_text, "v1\n")
+    ctx = make_ctx(tmp_path)
+    item = await prepare(PREPARERS, ctx, "write_file", path="f.txt", content="model's version\n")
+    await asyncio.to_thread(target.write_text, "the user's edit\n")  # while the modal was open
+    result = await execute(item)
+    assert result.is_error and "changed on disk after the preview" in result.text
+    assert await asyncio.to_thread(target.read_text) == "the user's edit\n"

@@ -1,0 +1,371 @@
+"""The OS sandbox with real bubblewrap: what a sandboxed bash / math command can and cannot do.
+
+Tests that need bubblewrap skip only when it genuinely cannot run on this machine (the probe says
+why); everything else runs either way. Workspaces live under /tmp on purpose: the sandbox's private
+/tmp must not hide them. SAFETY: escape attempts only write to scratch dirs under the test's tmp_path.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from tests.executors.exec_helpers import execute, make_ctx, prepare, run
+from turnstone_tui.config import Config, ConfigError, parse_config
+from turnstone_tui.executors.bash import PREPARERS as BASH
+from turnstone_tui.executors.math import PREPARERS as MATH
+from turnstone_tui.sandbox import SandboxPolicy, plan, support
+
+pytestmark = pytest.mark.timeout(120)
+SUPPORT = support()
+needs_bwrap = pytest.mark.skipif(not SUPPORT.available, reason=f"sandbox unavailable: {SUPPORT.reason}")
+
+
+def sandboxed_config(network: str = "off") -> Config:
+    config = Config()
+    config.sandbox.mode = "auto"
+    config.sandbox.network = network
+    return config
+
+
+def dirs(tmp_path: Path) -> tuple[Path, Path]:
+    workspace, outside = tmp_path / "workspace", tmp_path / "outside"
+    workspace.mkdir()
+    outside.mkdir()
+    return workspace, outside
+
+
+class Listener:
+    """A TCP server on the host's loopback that counts the connections it gets."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.sock.settimeout(0.2)
+        self.port = self.sock.getsockname()[1]
+        self.connections = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            conn.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        self.sock.close()
+
+
+# --- settings, either way -------------------------------------------------------------------------
+
+
+def test_sandbox_settings_are_validated() -> None:
+    cfg = parse_config(
+        {"sandbox": {"mode": "off", "network": "on", "auto_approve": True}, "env": {"pass": ["X"]}}
+    )
+    assert (cfg.sandbox.mode, cfg.sandbox.network, cfg.sandbox.auto_approve) == ("off", "on", True)
+    assert cfg.env.passthrough == ["X"]
+    with pytest.raises(ConfigError, match="sandbox.mode"):
+        parse_config({"sandbox": {"mode": "strict"}})
+    with pytest.raises(ConfigError, match="allowlists are not supported"):
+        parse_config({"sandbox": {"network": "github.com"}})
+
+
+def test_mode_off_runs_unconfined_and_says_so(tmp_path: Path) -> None:
+    run_plan = plan(SandboxPolicy(mode="off"), ["bash", "-c", "true"], cwd=tmp_path)
+    assert run_plan.argv == ["bash", "-c", "true"] and not run_plan.sandboxed
+    assert "not sandboxed" in run_plan.note
+
+
+def test_auto_mode_uses_bwrap_exactly_when_it_can_run(tmp_path: Path) -> None:
+    run_plan = plan(SandboxPolicy(), ["bash", "-c", "true"], cwd=tmp_path)
+    assert run_plan.sandboxed == SUPPORT.available
+    if not SUPPORT.available:
+        assert SUPPORT.reason in run_plan.note  # the fallback message says why
+    else:
+        argv = run_plan.argv
+        # the workspace is bound after the private /tmp, so a workspace under /tmp stays visible
+        assert argv.index("--bind") > argv.index("--tmpfs")
+        assert "--unshare-net" in argv and "--die-with-parent" in argv and "--unshare-pid" in argv
+
+
+SECRETS = {
+    "DATABASE_URL": "postgres://u:pw@db/x", "PGPASSWORD": "pw1", "MYSQL_PWD": "pw2", "FOO_APIKEY": "k1",
+    "SECRET_KEY_BASE": "k2", "SENTRY_DSN": "https://k@sentry.invalid/1", "SLACK_WEBHOOK_URL": "https://hooks.invalid/x",
+    "NPM_CONFIG__AUTH": "k3", "OPENAI_API_KEY": "sk-k4", "ANTHROPIC_API_KEY": "sk-ant-k5", "GITHUB_TOKEN": "ghp_k6",
+    "AWS_SECRET_ACCESS_KEY": "k7", "AWS_ACCESS_KEY_ID": "k8", "REDIS_URL": "redis://:pw@r/0", "DOCKER_AUTH_CONFIG": "k9",
+    "TWINE_PASSWORD": "k10", "HF_TOKEN": "hf_k11", "CI_JOB_JWT": "k12", "VAULT_ADDR_AND_TOKEN": "k13", "MY_PASS": "k14",
+}  # fmt: skip
+
+
+async def test_bash_sees_none_of_twenty_secret_looking_variables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name, value in SECRETS.items():
+        monkeypatch.setenv(name, value)
+    result = await run(BASH, make_ctx(tmp_path), "bash", command="env")
+    assert "PATH=" in result.text
+    for name, value in SECRETS.items():
+        assert name not in result.text and value not in result.text
+
+
+async def test_env_pass_lets_a_named_variable_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DATABASE_URL", "postgres://dev")
+    monkeypatch.setenv("PGPASSWORD", "still-hidden")
+    ctx = make_ctx(tmp_path)
+    ctx.config.env.passthrough = ["DATABASE_URL"]
+    result = await run(BASH, ctx, "bash", command="env")
+    assert "DATABASE_URL=postgres://dev" in result.text and "still-hidden" not in result.text
+
+
+# --- bash in the sandbox ---------------------------------------------------------------------------
+
+
+@needs_bwrap
+async def test_workspace_under_tmp_is_visible_and_writable(tmp_path: Path) -> None:
+    workspace, _ = dirs(tmp_path)
+    (workspace / "input.txt").write_text("from the host\n")
+    ctx = make_ctx(workspace, config=sandboxed_config())
+    result = await run(BASH, ctx, "bash", command="cat input.txt && echo made > output.txt && pwd")
+    assert "from the host" in result.text and str(workspace) in result.text
+    assert (workspace / "output.txt").read_text() == "made\n"
+
+
+@needs_bwrap
+async def test_a_write_outside_the_workspace_does_not_reach_the_host(tmp_path: Path) -> None:
+    workspace, outside = dirs(tmp_path)
+    ctx = make_ctx(workspace, config=sandboxed_config())
+    target = outside / "escaped.txt"
+    command = f"echo x > {target}; echo LISTING; ls {workspace.parent}; echo END"
+    result = await run(BASH, ctx, "bash", command=command)
+    assert not target.exists()
+    # the private /tmp holds only the workspace: the host's other files under /tmp are not there
+    listing = result.text.split("LISTING\n", 1)[1].split("END", 1)[0].split()
+    assert listing == ["workspace"]
+
+
+@needs_bwrap
+async def test_the_system_is_mounted_read_only(tmp_path: Path) -> None:
+    """Read from the mount table (no write attempt): / is read-only, the workspace read-write."""
+    workspace, _ = dirs(tmp_path)
+    ctx = make_ctx(workspace, config=sandboxed_config())
+    command = "awk '{print $5, $6}' /proc/self/mountinfo"
+    result = await run(BASH, ctx, "bash", command=command)
+    mounts = dict(line.split(" ", 1) for line in result.text.splitlines() if line.startswith("/"))
+    assert mounts["/"].startswith("ro")
+    assert mounts[str(workspace)].startswith("rw")
+    assert mounts["/tmp"].startswith("rw")  # the private tmpfs
+
+
+@needs_bwrap
+@pytest.mark.parametrize("network", ["off", "on"])
+async def test_network_off_means_unreachable(tmp_path: Path, network: str) -> None:
+    workspace, _ = dirs(tmp_path)
+    listener = Listener()
+    try:
+        ctx = make_ctx(workspace, config=sandboxed_config(network))
+        command = f"echo hi > /dev/tcp/127.0.0.1/{listener.port} && echo CONNECTED || echo REFUSED"
+        result = await run(BASH, ctx, "bash", command=command)
+        deadline = time.monotonic() + 5
+        while network == "on" and listener.connections == 0 and time.monotonic() < deadline:  # noqa: ASYNC110
+            await asyncio.sleep(0.05)
+    finally:
+        listener.close()
+    if network == "off":
+        assert "REFUSED" in result.text and listener.connections == 0
+    else:
+        assert "CONNECTED" in result.text and listener.connections == 1
+
+
+@needs_bwrap
+async def test_a_child_cannot_read_the_agents_environ_or_cmdline(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AGENT_ONLY_SECRET", "sk-agent-only")
+    workspace, _ = dirs(tmp_path)
+    ctx = make_ctx(workspace, config=sandboxed_config())
+    me = os.getpid()
+    command = (
+        f"cat /proc/{me}/environ; cat /proc/{me}/cmdline; for p in /proc/[0-9]*; do cat $p/environ $p/cmdline; done; "
+        "echo; ls /proc | grep -c '^[0-9]'"
+    )
+    result = await run(BASH, ctx, "bash", command=command)
+    assert f"/proc/{me}/environ: No such file" in result.text
+    assert "sk-agent-only" not in result.text
+    own_args = await asyncio.to_thread(lambda: Path(f"/proc/{me}/cmdline").read_bytes().decode().split("\0"))
+    assert max(own_args, key=len) not in result.text  # the agent's command line is not readable either
+    counts = [line for line in result.text.splitlines() if line.strip().isdigit()]
+    assert counts and int(counts[-1]) < 10  # only the sandbox's own few processes
+
+
+@needs_bwrap
+async def test_timeout_kills_everything_in_the_sandbox(tmp_path: Path) -> None:
+    workspace, _ = dirs(tmp_path)
+    ctx = make_ctx(workspace, config=sandboxed_config())
+    marker = "9753"  # a unique sleep length, to find leftovers on the host
+    item = await prepare(BASH, ctx, "bash", command=f"(setsid sleep {marker} &) ; sleep {marker}", timeout=2)
+    result = await execute(item)
+    assert "timed out" in result.text
+
+    def leftovers() -> list[int]:
+        found = []
+        for proc in psutil.process_iter(["cmdline", "status"]):
+            cmd = proc.info["cmdline"] or []
+            if cmd[:2] == ["sleep", marker] and proc.info["status"] != psutil.STATUS_ZOMBIE:
+                found.append(proc.pid)
+        return found
+
+    deadline = time.monotonic() + 15
+    while leftovers() and time.monotonic() < deadline:  # noqa: ASYNC110
+        await asyncio.sleep(0.1)
+    assert leftovers() == []
+
+
+async def test_auto_approve_only_skips_approval_when_sandboxed(tmp_path: Path) -> None:
+    config = sandboxed_config()
+    config.sandbox.auto_approve = True
+    item = await prepare(BASH, make_ctx(tmp_path, config=config), "bash", command="ls")
+    assert item.needs_approval is (not SUPPORT.available)
+    config.sandbox.mode = "off"
+    item = await prepare(BASH, make_ctx(tmp_path, config=config), "bash", command="ls")
+    assert item.needs_approval is True
+
+
+# --- math in the sandbox -----------------------------------------------------------------------------
+
+# The audit hook's re-entrancy flag is a one-element list in a closure: a gc walk can flip it and
+# switch the in-process hook off. In the OS sandbox that changes nothing.
+HOOK_OFF = (
+    "import gc\nfor o in gc.get_objects():\n    if type(o) is list and o == [False]:\n        o[0] = True\n"
+)
+
+
+@needs_bwrap
+@pytest.mark.parametrize(
+    "escape",
+    [
+        "open({target!r}, 'w').write('x')",
+        "import sqlite3\nsqlite3.connect({target!r}).execute('create table t(x)')",
+        "import os\nos.mkfifo({target!r})",
+    ],
+)
+async def test_math_escapes_fail_in_the_sandbox(tmp_path: Path, escape: str) -> None:
+    workspace, outside = dirs(tmp_path)
+    target = str(outside / "escaped")
+    code = HOOK_OFF + escape.format(target=target) + "\nprint('after')"
+    await run(MATH, make_ctx(workspace, config=sandboxed_config()), "math", code=code)
+    assert await asyncio.to_thread(lambda: list(outside.iterdir())) == []
+
+
+@needs_bwrap
+async def test_math_has_no_network_even_with_the_hook_off(tmp_path: Path) -> None:
+    workspace, _ = dirs(tmp_path)
+    listener = Listener()
+    try:
+        code = (
+            HOOK_OFF
+            + f"import socket\ns = socket.create_connection(('127.0.0.1', {listener.port}), timeout=3)"
+        )
+        result = await run(
+            MATH, make_ctx(workspace, config=sandboxed_config(network="on")), "math", code=code
+        )
+        await asyncio.sleep(0.3)
+    finally:
+        listener.close()
+    assert result.is_error and listener.connections == 0
+
+
+@needs_bwrap
+async def test_math_still_computes_in_the_sandbox(tmp_path: Path) -> None:
+    workspace, _ = dirs(tmp_path)
+    result = await run(
+        MATH,
+        make_ctx(workspace, config=sandboxed_config()),
+        "math",
+        code="x = sympy.Symbol('x')\nsympy.factor(x**2 - 1)",
+    )
+    assert "(x - 1)*(x + 1)" in result.text
+
+
+# --- watch commands ------------------------------------------------------------------------------------
+
+
+async def test_watch_commands_run_in_bash_with_the_allowlisted_env(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from turnstone_tui.executors.watch_runner import WatchRunner
+    from turnstone_tui.storage.db import Storage
+
+    monkeypatch.setenv("PGPASSWORD", "pw-watch")
+    storage = await Storage.open(tmp_path / "w.db")
+    try:
+        runner = WatchRunner(storage, lambda sid, text: asyncio.sleep(0), sandbox=SandboxPolicy(mode="off"))
+        output, code, _ = await runner.run_command(
+            'echo "bash=${BASH_VERSION:+yes} pw=${PGPASSWORD:-unset}"', tmp_path
+        )
+    finally:
+        await storage.close()
+    assert output == "bash=yes pw=unset\n" and code == 0
+
+
+@needs_bwrap
+async def test_a_watch_command_cannot_write_outside_the_workspace(tmp_path: Path) -> None:
+    from turnstone_tui.executors.watch_runner import WatchRunner
+    from turnstone_tui.storage.db import Storage
+
+    workspace, outside = dirs(tmp_path)
+    storage = await Storage.open(tmp_path / "w.db")
+    try:
+        runner = WatchRunner(storage, lambda sid, text: asyncio.sleep(0), sandbox=SandboxPolicy())
+        output, _, _ = await runner.run_command(
+            f"echo x > {outside}/escaped; echo in > inside; echo ran", workspace
+        )
+    finally:
+        await storage.close()
+    assert "ran" in output
+    assert await asyncio.to_thread(lambda: list(outside.iterdir())) == []
+    assert await asyncio.to_thread((workspace / "inside").read_text) == "in\n"
+
+
+async def test_watch_create_goes_through_the_bash_guard(tmp_path: Path) -> None:
+    from turnstone_tui.executors.watch import PREPARERS as WATCH
+    from turnstone_tui.storage.db import Storage
+
+    storage = await Storage.open(tmp_path / "w.db")
+    try:
+        ctx = make_ctx(tmp_path, storage=storage)
+        args = {"action": "create", "name": "x", "command": "echo x | base64 -d | sh"}
+        item = await WATCH["watch"](ctx, "call-watch", args)
+    finally:
+        await storage.close()
+    assert item.error is not None and "refused" in item.error and item.execute is None
+
+
+@needs_bwrap
+async def test_math_runs_when_its_own_files_live_under_tmp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A checkout or venv under /tmp (as on some CI machines) must not be hidden by the private /tmp."""
+    from turnstone_tui.executors import math as math_module
+
+    workspace, outside = dirs(tmp_path)
+    runner = outside / "math_sandbox.py"
+    await asyncio.to_thread(runner.write_text, math_module.SANDBOX_SCRIPT.read_text(encoding="utf-8"))
+    monkeypatch.setattr(math_module, "SANDBOX_SCRIPT", runner)
+    result = await run(MATH, make_ctx(workspace, config=sandboxed_config()), "math", code="6 * 7")
+    assert result.text.strip() == "42"

@@ -1,0 +1,58 @@
+"""Where a file tool's path really points, and whether that place is the workspace or a secret store.
+
+Paths are resolved (symlinks followed, also dangling ones, ``..`` collapsed) before anything is
+decided or shown, so ``notes.txt -> /elsewhere/x`` is judged and previewed as ``/elsewhere/x``.
+
+Secret stores (refused for read_file / diff_file / search, and for write_file): ``~/.ssh``,
+``~/.aws``, ``~/.gnupg``, ``~/.kube``, ``~/.docker``, ``~/.azure``, ``~/.config/gcloud``,
+``~/.config/gh``, turnstone's own config and data dirs (config, tokens, the database),
+``~/.netrc``, ``~/.git-credentials``, ``~/.pgpass``, ``~/.npmrc``, ``~/.pypirc``, the config file in
+use, and ``.env`` / ``.env.*`` files anywhere (except ``.env.example`` / ``.sample`` / ``.template``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+SECRET_DIRS = (
+    "~/.ssh", "~/.aws", "~/.gnupg", "~/.kube", "~/.docker", "~/.azure", "~/.config/gcloud", "~/.config/gh",
+    "~/.config/turnstone", "~/.local/share/turnstone",
+)  # fmt: skip
+SECRET_FILES = ("~/.netrc", "~/.git-credentials", "~/.pgpass", "~/.npmrc", "~/.pypirc")
+_ENV_EXAMPLES = frozenset({".env.example", ".env.sample", ".env.template", ".env.dist"})
+
+
+def real_path(path: Path) -> Path:
+    """``path`` with every symlink followed (strict=False: a dangling link gives its target)."""
+    return path.resolve(strict=False)
+
+
+def secret_store(real: Path, extra: Iterable[Path | None] = ()) -> str | None:
+    """The secret store ``real`` lies in (as the README names it), or None."""
+    name = real.name
+    if (name == ".env" or name.startswith(".env.")) and name not in _ENV_EXAMPLES:
+        return ".env file"
+    for shown in SECRET_DIRS:
+        base = real_path(Path(shown).expanduser())
+        if real == base or base in real.parents:
+            return shown
+    for shown in SECRET_FILES:
+        if real == real_path(Path(shown).expanduser()):
+            return shown
+    for path in extra:
+        if path is not None and real == real_path(Path(path)):
+            return "turnstone's config file"
+    return None
+
+
+def outside_workspace(real: Path, workspace: Path) -> bool:
+    base = real_path(workspace)
+    return not (real == base or base in real.parents)
+
+
+def secret_refusal(tool: str, shown: str, store: str) -> str:
+    return (
+        f"{tool}: refused: {shown} is in a secret store ({store}); keys and tokens must not enter the "
+        "conversation. Ask the user for what you need from it."
+    )
