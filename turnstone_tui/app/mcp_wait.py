@@ -27,7 +27,7 @@ class FirstTurnMcpWait:
 
     async def wait(self, runtime: Runtime | None, chat: ChatView) -> None:
         mcp = runtime.mcp if runtime is not None else None
-        if self._waited or runtime is None or mcp is None or not hasattr(mcp, "wait_ready"):
+        if self._waited or runtime is None or mcp is None:
             return
         self._waited = True
         connecting = [s.name for s in mcp.statuses() if str(s.state) == "connecting"]
