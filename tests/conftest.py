@@ -12,7 +12,18 @@ _ROOT = Path(__file__).resolve().parent.parent
 if str(_ROOT) not in sys.path:  # make `tests.helpers` importable however pytest was started
     sys.path.insert(0, str(_ROOT))
 
+import traceback  # noqa: E402
+
 from tests.helpers.model_server import ScriptedModelServer  # noqa: E402
+
+# CPython 3.11 keeps the AST constructor's recursion counter per interpreter, not per thread: two
+# threads building AST objects at once (3.11's traceback module calls ast.parse for every frame it
+# formats, to place its ^~~ carets) can fail one of them with "SystemError: AST constructor recursion
+# depth mismatch", seen as a pytest INTERNALERROR when a server thread printed a traceback while the
+# main thread formatted another. The tests run threads that format tracebacks (scripted servers,
+# workers), so tracebacks here are formatted without the caret anchors (the only thing that parse is for).
+if sys.version_info[:2] == (3, 11) and hasattr(traceback, "_extract_caret_anchors_from_line_segment"):
+    traceback._extract_caret_anchors_from_line_segment = lambda segment: None  # type: ignore[attr-defined]
 
 
 @pytest.fixture
