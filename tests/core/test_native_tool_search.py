@@ -188,14 +188,15 @@ async def test_tier_by_model_and_config_override(
     off, _ = await session_for(resolve_model_alias(cfg, "plain"), demo_mcp, tmp_path)
     assert off.tool_search_tier == "off" and off.deferred_tool_schemas() == []
     assert any(s["function"]["name"] == "mcp__demo__echo" for s in off.visible_tool_schemas())
-    # An OpenAI model (no native implementation here): "native" falls back with a notice.
+    # An OpenAI model not in the table (a proxy's name): "native" turns on hosted tool search.
     openai_cfg = model_server.config("openai")
     openai_cfg.tools.search = "on"
+    assert (await session_for(openai_cfg, demo_mcp, tmp_path))[0].tool_search_tier == "client"
     openai_cfg.model.tool_search = "native"
     ui = RecordingUI()
     session = build_session(openai_cfg, create_provider(openai_cfg), ui, mcp=demo_mcp, cwd=tmp_path)
     await session.start()
-    assert session.tool_search_tier == "client" and any("no native tool search" in i for i in ui.infos)
+    assert session.tool_search_tier == "native" and not ui.infos
 
 
 async def test_sub_agents_do_not_use_tool_search(

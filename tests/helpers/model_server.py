@@ -17,9 +17,10 @@ or standalone for subprocess / tmux tests::
 The port file is written (atomically) once the server listens; every request is appended to the
 requests file as one JSON line ``{"method", "path", "headers", "body"}``.
 
-Endpoints: ``POST /v1/chat/completions`` (OpenAI; base URL ``server.openai_base_url``) and
-``POST /v1/messages`` (Anthropic; base URL ``server.anthropic_base_url``), streaming or not, and
-``GET /v1/models``. Replies are consumed in order across both endpoints; when the script is
+Endpoints: ``POST /v1/chat/completions`` (OpenAI; base URL ``server.openai_base_url``),
+``POST /v1/responses`` (OpenAI's Responses API, same base URL: typed SSE events ending with
+``response.completed``, no ``[DONE]``) and ``POST /v1/messages`` (Anthropic; base URL
+``server.anthropic_base_url``), streaming or not, and ``GET /v1/models``. Replies are consumed in order across both endpoints; when the script is
 exhausted every request gets a 500 "script exhausted" error.
 """
 
@@ -97,9 +98,11 @@ class Reply:
     # kind "stall": say nothing for ``delay`` seconds (after the 200 headers unless
     # ``stall_before_headers``), then drop the connection
     stall_before_headers: bool = False
-    # Anthropic's server-side tool search, {"query": ..., "found": [tool names]} or with
-    # "error_code" instead of "found": a server_tool_use block (tool_search_tool_bm25, with a
-    # "caller" field) and its tool_search_tool_result are streamed before the text.
+    # A provider-side tool search, {"query": ..., "found": [tool names]} or with "error_code"
+    # instead of "found". Anthropic: a server_tool_use block (tool_search_tool_bm25, with a
+    # "caller" field) and its tool_search_tool_result, streamed before the text. Responses API:
+    # tool_search_call and tool_search_output items (execution "server"; the output loads the
+    # found tools' definitions from the request, an error is an "incomplete" output).
     tool_search: dict[str, Any] | None = None
 
     @classmethod
@@ -316,6 +319,215 @@ def openai_error(reply: Reply) -> dict[str, Any]:
     return {"error": {"message": reply.error_message, "type": "scripted_error", "code": reply.status}}
 
 
+# ------------------------------------------------------------------------------ OpenAI Responses
+
+
+def _responses_usage(reply: Reply, body: dict[str, Any]) -> dict[str, Any]:
+    prompt = max(1, len(json.dumps(body.get("input", ""))) // 4)
+    _, completion = _estimate_usage(reply, {})
+    if reply.usage is not None:
+        prompt, completion = reply.usage
+    return {
+        "input_tokens": prompt,
+        "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+        "output_tokens": completion,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": prompt + completion,
+    }
+
+
+def responses_tool_search_items(reply: Reply, body: dict[str, Any], n: int) -> list[dict[str, Any]]:
+    """The tool_search_call and tool_search_output items of a scripted hosted tool search: the
+    output carries the definitions of the found tools as the request sent them."""
+    search = reply.tool_search
+    if search is None:
+        return []
+    call_id = f"tscall_{n}"
+    call = {
+        "id": f"tsc_{n}",
+        "type": "tool_search_call",
+        "call_id": call_id,
+        "execution": "server",
+        "status": "completed",
+        "arguments": {"query": search["query"]},
+    }
+    sent = {t.get("name"): t for t in body.get("tools") or () if isinstance(t, dict)}
+    found = (
+        []
+        if "error_code" in search
+        else [sent.get(name, {"type": "function", "name": name}) for name in search["found"]]
+    )
+    output = {
+        "id": f"tso_{n}",
+        "type": "tool_search_output",
+        "call_id": call_id,
+        "execution": "server",
+        "status": "incomplete" if "error_code" in search else "completed",
+        "tools": found,
+    }
+    return [call, output]
+
+
+def responses_output(reply: Reply, body: dict[str, Any], n: int) -> list[dict[str, Any]]:
+    """The finished output items of a scripted response, in order."""
+    items: list[dict[str, Any]] = []
+    if reply.reasoning:
+        items.append(
+            {
+                "id": f"rs_{n}",
+                "type": "reasoning",
+                "summary": [{"type": "summary_text", "text": reply.reasoning}],
+                "encrypted_content": f"enc-{n}",
+            }
+        )
+    items += responses_tool_search_items(reply, body, n)
+    if reply.content:
+        items.append(
+            {
+                "id": f"msg_{n}",
+                "type": "message",
+                "role": "assistant",
+                "status": "completed",
+                "content": [
+                    {"type": "output_text", "text": reply.content, "annotations": [], "logprobs": []}
+                ],
+            }
+        )
+    for i, spec in enumerate(reply.calls):
+        items.append(
+            {
+                "id": f"fc_{n}_{i}",
+                "type": "function_call",
+                "call_id": _openai_call_id(n, i, spec),
+                "name": spec.name,
+                "arguments": spec.arguments_text(),
+                "status": "completed",
+            }
+        )
+    return items
+
+
+def responses_object(
+    reply: Reply, body: dict[str, Any], n: int, *, status: str, output: list[Any]
+) -> dict[str, Any]:
+    response: dict[str, Any] = {
+        "id": f"resp_{n}",
+        "object": "response",
+        "created_at": int(time.time()),
+        "status": status,
+        "model": body.get("model") or "scripted-model",
+        "output": output,
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": body.get("tools") or [],
+        "incomplete_details": None,
+        "error": None,
+    }
+    if status == "incomplete":
+        reason = "content_filter" if reply.finish_reason == "content_filter" else "max_output_tokens"
+        response["incomplete_details"] = {"reason": reason}
+    if status in ("completed", "incomplete"):
+        response["usage"] = _responses_usage(reply, body)
+    return response
+
+
+def openai_responses_events(reply: Reply, body: dict[str, Any], n: int) -> list[str]:
+    """The SSE events of a Responses stream (``event: <type>`` lines, as the API sends them),
+    ending with ``response.completed`` (``response.incomplete`` for finish_reason "length")."""
+    out: list[dict[str, Any]] = []
+
+    def add(kind: str, **data: Any) -> None:
+        out.append({"type": kind, "sequence_number": len(out), **data})
+
+    add("response.created", response=responses_object(reply, body, n, status="in_progress", output=[]))
+    add("response.in_progress", response=responses_object(reply, body, n, status="in_progress", output=[]))
+    done = responses_output(reply, body, n)
+    for index, item in enumerate(done):
+        kind, item_id = item["type"], item["id"]
+        if kind == "reasoning":
+            add("response.output_item.added", output_index=index, item={**item, "summary": []})
+            part = {"type": "summary_text", "text": ""}
+            add(
+                "response.reasoning_summary_part.added",
+                item_id=item_id,
+                output_index=index,
+                summary_index=0,
+                part=part,
+            )
+            for p in _pieces(reply.reasoning, reply.chunk_size):
+                add(
+                    "response.reasoning_summary_text.delta",
+                    item_id=item_id, output_index=index, summary_index=0, delta=p,
+                )  # fmt: skip
+            add(
+                "response.reasoning_summary_text.done",
+                item_id=item_id, output_index=index, summary_index=0, text=reply.reasoning,
+            )  # fmt: skip
+            part = {"type": "summary_text", "text": reply.reasoning}
+            add(
+                "response.reasoning_summary_part.done",
+                item_id=item_id,
+                output_index=index,
+                summary_index=0,
+                part=part,
+            )
+        elif kind == "message":
+            add(
+                "response.output_item.added",
+                output_index=index,
+                item={**item, "status": "in_progress", "content": []},
+            )
+            part = {"type": "output_text", "text": "", "annotations": [], "logprobs": []}
+            add(
+                "response.content_part.added", item_id=item_id, output_index=index, content_index=0, part=part
+            )
+            for p in _pieces(reply.content, reply.chunk_size):
+                add(
+                    "response.output_text.delta",
+                    item_id=item_id, output_index=index, content_index=0, delta=p, logprobs=[],
+                )  # fmt: skip
+            add(
+                "response.output_text.done",
+                item_id=item_id, output_index=index, content_index=0, text=reply.content, logprobs=[],
+            )  # fmt: skip
+            add(
+                "response.content_part.done",
+                item_id=item_id,
+                output_index=index,
+                content_index=0,
+                part=item["content"][0],
+            )
+        elif kind == "function_call":
+            add(
+                "response.output_item.added",
+                output_index=index,
+                item={**item, "arguments": "", "status": "in_progress"},
+            )
+            for p in _pieces(item["arguments"], reply.chunk_size):
+                add("response.function_call_arguments.delta", item_id=item_id, output_index=index, delta=p)
+            add(
+                "response.function_call_arguments.done",
+                item_id=item_id, output_index=index, name=item["name"], arguments=item["arguments"],
+            )  # fmt: skip
+        else:  # tool_search_call / tool_search_output: whole items, as hosted tools arrive
+            add("response.output_item.added", output_index=index, item={**item, "status": "in_progress"})
+        add("response.output_item.done", output_index=index, item=item)
+    status = "incomplete" if reply.finish_reason in ("length", "content_filter") else "completed"
+    add(f"response.{status}", response=responses_object(reply, body, n, status=status, output=done))
+    return [f"event: {data['type']}\ndata: {json.dumps(data)}\n\n" for data in out]
+
+
+def responses_error_event(reply: Reply, sequence_number: int) -> str:
+    data = {
+        "type": "error",
+        "code": "server_error",
+        "message": reply.error_message,
+        "param": None,
+        "sequence_number": sequence_number,
+    }
+    return f"event: error\ndata: {json.dumps(data)}\n\n"
+
+
 # -------------------------------------------------------------------------------------- Anthropic
 
 
@@ -510,6 +722,8 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?")[0].rstrip("/")
         if path.endswith("/chat/completions"):
             protocol = "openai"
+        elif path.endswith("/responses"):
+            protocol = "responses"
         elif path.endswith("/messages"):
             protocol = "anthropic"
         else:
@@ -522,10 +736,14 @@ class _Handler(BaseHTTPRequestHandler):
         if not isinstance(body, dict):
             reply = Reply.error(400, "request body is not a JSON object")
         if reply.kind == "error":
-            payload = openai_error(reply) if protocol == "openai" else anthropic_error(reply)
+            payload = anthropic_error(reply) if protocol == "anthropic" else openai_error(reply)
             self._json(reply.status, payload, reply.headers)
             return
         if not body.get("stream"):
+            if protocol == "responses":
+                output = responses_output(reply, body, n)
+                self._json(200, responses_object(reply, body, n, status="completed", output=output))
+                return
             make = openai_completion if protocol == "openai" else anthropic_message
             self._json(200, make(reply, body, n))
             return
@@ -535,10 +753,13 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.kind == "stall":
             self._stall(reply)
             return
-        events = (openai_events if protocol == "openai" else anthropic_events)(reply, body, n)
+        make_events = {"openai": openai_events, "responses": openai_responses_events}
+        events = make_events.get(protocol, anthropic_events)(reply, body, n)
         if reply.kind == "stream_error":
             limit = reply.cut_at or 0
-            if protocol == "openai":
+            if protocol == "responses":
+                error = responses_error_event(reply, limit)
+            elif protocol == "openai":
                 error = f"data: {json.dumps(openai_error(reply))}\n\n"
             else:
                 error = f"event: error\ndata: {json.dumps(anthropic_error(reply))}\n\n"

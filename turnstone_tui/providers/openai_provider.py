@@ -1,6 +1,8 @@
 """OpenAI-compatible Chat Completions (OpenAI, vLLM, llama.cpp server, Ollama /v1, OpenRouter…).
 
-Streams through the official ``openai`` SDK. Reasoning arrives three ways depending on the server:
+Streams through the official ``openai`` SDK. A request with deferred tools (the native tool search
+tier, for models with OpenAI's hosted tool search) goes to the Responses API instead, which alone
+offers it (``openai_responses.py``); everything else is Chat Completions. Reasoning arrives three ways depending on the server:
 ``reasoning_content`` deltas (vLLM, llama.cpp, DeepSeek), ``reasoning`` deltas (OpenRouter, Ollama)
 and ``<think>…</think>`` inside the content (many local models); all become ReasoningDelta.
 """
@@ -23,7 +25,15 @@ from ..core.provider import (
     ToolCallDelta,
     UsageUpdate,
 )
+from .capabilities import openai_hosted_tool_search
 from .citations import cited_sources
+from .openai_responses import (
+    TOOL_SEARCH_TOOL,
+    ResponsesStreamState,
+    responses_events,
+    to_responses_input,
+)
+from .openai_responses import convert_tools as responses_tools
 from .retry import (
     RetryPolicy,
     provider_settings,
@@ -121,7 +131,6 @@ class OpenAIProvider:
     """Streams Chat Completions from any OpenAI-compatible endpoint."""
 
     name = "openai"
-    native_tool_search: bool | None = None  # client-side tool_search only
 
     def __init__(
         self,
@@ -142,6 +151,8 @@ class OpenAIProvider:
         self.max_tokens = max_tokens
         self.reasoning_effort = reasoning_effort
         self.retry = retry or RetryPolicy()
+        # Hosted tool search (Responses API) by the model's name; [models.NAME] tool_search overrides.
+        self.native_tool_search: bool | None = openai_hosted_tool_search(model)
         self._client = openai.AsyncOpenAI(
             api_key=api_key or PLACEHOLDER_API_KEY,
             base_url=self.base_url or None,
@@ -185,7 +196,34 @@ class OpenAIProvider:
             params["reasoning_effort"] = effort
         return params
 
+    def build_responses_params(self, request: ModelRequest) -> dict[str, Any]:
+        """The body for ``POST /responses`` (without ``stream``): visible tools loaded, the
+        deferred ones with ``defer_loading`` and the hosted ``tool_search`` tool."""
+        params: dict[str, Any] = {
+            "model": request.model or self.model,
+            "input": to_responses_input(request.messages),
+            "store": False,
+            "include": ["reasoning.encrypted_content"],
+        }
+        tools = responses_tools(request.tools or [])
+        if request.deferred_tools:
+            tools += [TOOL_SEARCH_TOOL, *responses_tools(request.deferred_tools, deferred=True)]
+        if tools:
+            params["tools"] = tools
+        temperature = request.temperature if request.temperature is not None else self.temperature
+        if temperature is not None:
+            params["temperature"] = temperature
+        max_tokens = request.max_tokens or self.max_tokens
+        if max_tokens:
+            params["max_output_tokens"] = max_tokens
+        effort = request.reasoning_effort or self.reasoning_effort
+        if effort:
+            params["reasoning"] = {"effort": effort}
+        return params
+
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        if request.deferred_tools:
+            return stream_with_retries(lambda: self._attempt_responses(request), self.retry)
         return stream_with_retries(lambda: self._attempt(request), self.retry)
 
     def _error(self, exc: Exception, started: bool) -> ProviderError:
@@ -247,6 +285,41 @@ class OpenAIProvider:
                 "the server closed the stream before the response finished", retryable=not started
             )
         yield StreamDone(finish_reason)
+
+    async def _attempt_responses(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        params = self.build_responses_params(request)
+        try:
+            # decoded JSON per event, as on the Chat Completions path (no pydantic model each)
+            response = await self._client.post(
+                "/responses",
+                body={**params, "stream": True},
+                cast_to=object,
+                stream=True,
+                stream_cls=openai.AsyncStream[object],
+            )
+        except Exception as exc:
+            raise self._error(exc, started=False) from exc
+        state = ResponsesStreamState()
+        started = False
+        try:
+            async for data in response:
+                if not isinstance(data, dict):
+                    continue
+                for event in responses_events(data, state, started=started):
+                    started = started or not isinstance(event, UsageUpdate)
+                    yield event
+                if state.finished:
+                    break
+        except Exception as exc:
+            raise self._error(exc, started=started) from exc
+        finally:
+            await response.close()
+        if not state.finished:
+            raise stream_cut("the server closed the stream before response.completed", retryable=not started)
+        kept = state.kept_content()
+        if kept is not None:
+            yield kept
+        yield StreamDone(state.finish_reason)
 
     @staticmethod
     def _chunk_events(chunk: dict[str, Any], parser: ThinkTagParser) -> list[StreamEvent]:
