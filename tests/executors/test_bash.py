@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import time
@@ -159,6 +160,47 @@ async def test_cancellation_kills_the_process_group(tmp_path: Path) -> None:
     with pytest.raises(asyncio.CancelledError):
         await task
     assert wait_gone(pids) == []
+
+
+async def test_timeout_kills_descendants_that_called_setsid(tmp_path: Path) -> None:
+    # setsid leaves the tool's process group: a group kill alone missed it (it outlived the timeout)
+    command = "setsid sleep 103 > /dev/null 2>&1 & echo $!; sleep 100"
+    rec = Recorder()
+    try:
+        result = await execute(await bash(tmp_path, command=command, timeout=1), rec)
+        assert "[timed out after 1 s" in result.text
+        pids = _pids(rec)
+        assert len(pids) == 1
+        assert wait_gone(pids) == []
+    finally:
+        for pid in _pids(rec):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+async def test_cancellation_kills_descendants_that_called_setsid(tmp_path: Path) -> None:
+    item = await bash(tmp_path, command="setsid sleep 104 > /dev/null 2>&1 & echo $!; sleep 100")
+    rec = Recorder()
+    assert item.execute is not None
+    task = asyncio.create_task(item.execute(ExecContext(item.call_id, rec)))
+    try:
+        for _ in range(200):
+            if _pids(rec):
+                break
+            await asyncio.sleep(0.05)
+        (pid,) = _pids(rec)
+        for _ in range(100):  # setsid has run once the session id is the pid itself
+            if psutil.Process(pid).name() == "sleep":
+                break
+            await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert wait_gone([pid]) == []
+    finally:
+        for pid in _pids(rec):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 async def test_background_process_holding_the_pipe_does_not_block(tmp_path: Path) -> None:

@@ -2,7 +2,8 @@
 
 Every subprocess a tool, a watch or a stdio MCP server starts takes its environment from here:
 an allowlist (PATH, HOME, LANG, ...) plus ``[env] pass`` names plus what the caller adds; never
-the agent's secrets.
+the agent's secrets. Each also carries a marker (``child_marker``) so it dies with the agent, whatever
+kills the agent (sandbox/guardian.py).
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from ..sandbox import SandboxPolicy, child_env
+from ..sandbox.lifetime import child_marker, ensure_guardian_async
+
+__all__ = ["child_marker", "ensure_guardian_async", "is_secret_env_name", "sandbox_policy", "scrubbed_env"]
 
 if TYPE_CHECKING:
     from ..config import Config

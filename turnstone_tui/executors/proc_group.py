@@ -1,7 +1,9 @@
 """Run a subprocess in its own process group, stream its output, and always clean up the whole group.
 
-Used by the bash, search, math and man tools. The child gets its own session (process group), so a
-timeout or a cancellation can signal every process it started, grandchildren included.
+Used by the bash, search, math, man and watch tools. The child gets its own session (process group),
+so a timeout or a cancellation can signal every process it started, grandchildren included; and it
+carries a marker in its environment (sandbox/guardian.py), so descendants that called ``setsid`` are
+found and killed too, and everything dies with the agent even when the agent is killed with SIGKILL.
 
 Output is read in large chunks and split at the last newline: a ``LineSink`` receives text made of
 complete lines (each ending in ``"\\n"``), and at end of stream the unterminated remainder (without
@@ -22,6 +24,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from ..core.truncate import HeadTailBuffer
+from ..sandbox.lifetime import child_marker, ensure_guardian_async, kill_marked
 
 READ_CHUNK = 65536
 TERM_GRACE = 2.0  # seconds between SIGTERM and SIGKILL on timeout / cancellation
@@ -123,17 +126,20 @@ async def _pump(stream: asyncio.StreamReader | None, sink: LineSink | None) -> N
         sink.feed(pending)
 
 
-async def _terminate(proc: asyncio.subprocess.Process, grace: float) -> None:
-    """SIGTERM the group, give it ``grace`` seconds, then SIGKILL whatever is left of the group."""
+async def _terminate(proc: asyncio.subprocess.Process, grace: float, marker: dict[str, str]) -> None:
+    """SIGTERM the group and the marked processes (``setsid`` descendants), give them ``grace``
+    seconds, then SIGKILL whatever is left of either."""
     pgid = proc.pid
     try:
         kill_group(pgid, signal.SIGTERM)
+        await asyncio.to_thread(kill_marked, marker, signal.SIGTERM)
         if proc.returncode is None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(_exited(proc), grace)
     finally:
         # Always: stragglers that ignore SIGTERM, or children that outlived the shell.
         kill_group(pgid, signal.SIGKILL)
+        await asyncio.shield(asyncio.to_thread(kill_marked, marker, signal.SIGKILL))
 
 
 def _close_pipes(proc: asyncio.subprocess.Process) -> None:
@@ -172,13 +178,15 @@ async def run_process(
     Raises OSError if the program cannot be started (callers turn it into a ToolResult).
     CancelledError is re-raised after the group was terminated.
     """
+    await ensure_guardian_async()
+    marker = child_marker()
     proc = await asyncio.create_subprocess_exec(
         *argv,
         stdin=asyncio.subprocess.PIPE if stdin_data is not None else asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         cwd=str(cwd),
-        env=env,
+        env={**env, **marker},
         start_new_session=True,
     )
     outcome = RunOutcome(returncode=None, pid=proc.pid)
@@ -192,13 +200,13 @@ async def run_process(
                 await _exited(proc, readers)
         except TimeoutError:
             outcome.timed_out = True
-            await _terminate(proc, term_grace)
+            await _terminate(proc, term_grace, marker)
         if not await _finish_readers(readers, pipe_grace):
             outcome.detached = not outcome.timed_out
             _close_pipes(proc)
     except BaseException:  # cancelled (or a sink raised): never leave the group running
         try:
-            await _terminate(proc, min(term_grace, 0.5))
+            await _terminate(proc, min(term_grace, 0.5), marker)
         finally:
             readers.cancel()
             _close_pipes(proc)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from ..config import ConfigError
-from ..core.child_env import scrubbed_env
+from ..core.child_env import child_marker, ensure_guardian_async, scrubbed_env
 
 if TYPE_CHECKING:
     from .config import ServerConfig
@@ -107,10 +107,11 @@ class StdioTransport:
         from mcp import StdioServerParameters
         from mcp.client.stdio import stdio_client
 
+        await ensure_guardian_async()  # the server (and what it starts) dies with the agent
         params = StdioServerParameters(
             command=config.command,
             args=list(config.args),
-            env=scrubbed_env(config.env),
+            env={**scrubbed_env(config.env), **child_marker()},
             cwd=config.cwd,
             encoding_error_handler="replace",
         )

@@ -1,0 +1,125 @@
+"""Tool processes die with the app, however the app dies (issue 15 item 7).
+
+The real console script runs a scripted turn whose bash call starts `sleep 300` and a `setsid`'d
+grandchild (which leaves the tool's process group and session). The app is then killed with SIGTERM,
+SIGHUP, SIGINT or SIGKILL — headless, and the full-screen app in tmux (closing the terminal sends it
+SIGHUP; unsandboxed, where no bubblewrap namespace catches them). No process of the call may survive. The processes are found by a unique marker the command
+puts in their environment; teardown kills any that a failure left behind.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import uuid
+from pathlib import Path
+
+import pytest
+
+from tests.faults.harness import kill_marked, marked, model_args, new_mark, start, wait_until
+from tests.helpers.model_server import ModelServerProcess, Reply, ScriptedModelServer
+from turnstone_tui.sandbox import support
+
+pytestmark = pytest.mark.timeout(180)
+
+SIGNALS = [signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGKILL]
+
+
+def long_command(mark: str) -> str:
+    # the shell's children inherit FAULT_MARK; the setsid'd one starts a session of its own
+    return f"export FAULT_MARK={mark}; setsid sleep 301 > /dev/null 2>&1 & sleep 300"
+
+
+def sandbox_args(mode: str) -> list[str]:
+    if mode == "sandboxed":
+        if not support().available:
+            pytest.skip(f"the sandbox cannot run here: {support().reason}")
+        return []
+    return ["--no-sandbox"]
+
+
+@pytest.mark.parametrize("mode", ["sandboxed", "unsandboxed"])
+@pytest.mark.parametrize("sig", SIGNALS, ids=[s.name for s in SIGNALS])
+def test_headless_app_killed_leaves_no_tool_process(tmp_path: Path, sig: signal.Signals, mode: str) -> None:
+    mark = new_mark()
+    script = [Reply.tools([("bash", {"command": long_command(mark)}, "call_long")]), Reply.text("never")]
+    with ScriptedModelServer(script) as server:
+        args = [*model_args(server, tmp_path / "t.db"), *sandbox_args(mode), "--skip-permissions", "-p", "go"]
+        app = start(args, tmp_path)
+        try:
+            wait_until(lambda: len(marked(mark)) >= 2, "sleep 300 and the setsid'd sleep 301 to run")
+            assert app.poll() is None
+            app.send_signal(sig)
+            app.wait(60)
+            survivors = _survivors(mark)
+        finally:
+            if app.poll() is None:
+                app.kill()
+                app.wait(10)
+            leftovers = marked(mark)
+            kill_marked(mark)
+        assert survivors == [] and leftovers == []
+
+
+def _survivors(mark: str) -> list[int]:
+    try:
+        wait_until(lambda: not marked(mark), "no survivors", limit=30)
+    except AssertionError:
+        pass
+    return marked(mark)
+
+
+@pytest.mark.tmux
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+@pytest.mark.parametrize("how", ["terminal closed", "SIGKILL"])
+def test_full_screen_app_killed_leaves_no_tool_process(tmp_path: Path, how: str) -> None:
+    from tests.app.test_tmux import BIN, Tmux
+
+    mark = new_mark()
+    replies = [Reply.tools([("bash", {"command": long_command(mark)}, "call_long")]), Reply.text("never")]
+    workdir = tmp_path / "project"
+    workdir.mkdir()
+    with ModelServerProcess(replies, tmp_path / "server") as server:
+        config = tmp_path / "config.toml"
+        config.write_text(
+            f'db_path = "{tmp_path / "turnstone.db"}"\n'
+            f'[api]\nbase_url = "{server.openai_base_url}"\napi_key = "test-key"\n'
+            '[model]\nname = "scripted-model"\nprovider = "openai"\nretries = 0\n'
+        )
+        env = {
+            "HOME": str(tmp_path),
+            "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"),
+            "XDG_DATA_HOME": str(tmp_path / "xdg-data"),
+            "TERM": "xterm-256color",
+            "PATH": os.environ.get("PATH", ""),
+            "TURNSTONE_CONFIG": str(config),
+        }
+        tmux = Tmux(f"turnstone-faults-{uuid.uuid4().hex[:8]}")
+        tmux.start(
+            workdir,
+            "env",
+            "-i",
+            *[f"{k}={v}" for k, v in env.items()],
+            str(BIN),
+            "--skip-permissions",
+            "--no-sandbox",
+        )
+        try:
+            tmux.wait_for(lambda s: "scripted-model" in s and "idle" in s, "the app to start", limit=60)
+            tmux.keys("-l", "run the long job")
+            tmux.wait_for(lambda s: "run the long job" in s, "the typed prompt")
+            tmux.keys("Enter")
+            wait_until(lambda: len(marked(mark)) >= 2, "sleep 300 and the setsid'd sleep 301 to run")
+            pane_pid = int(tmux.run("display-message", "-p", "-t", tmux.name, "#{pane_pid}").strip())
+            if how == "SIGKILL":
+                # env -i execs the app: the pane's process is the app itself
+                os.kill(pane_pid, signal.SIGKILL)
+            else:
+                tmux.kill()  # the terminal goes away: the app gets SIGHUP
+            survivors = _survivors(mark)
+        finally:
+            tmux.kill()
+            leftovers = marked(mark)
+            kill_marked(mark)
+        assert survivors == [] and leftovers == []
