@@ -271,8 +271,10 @@ parser.add_argument("--json", action="store_true", help="print JSON")
 
 
 def snap_plan_review(
-    snap_compare, model_server: ScriptedModelServer, tmp_path: Path, theme: str | None
+    snap_compare, model_server: ScriptedModelServer, tmp_path: Path, theme: str | None, monkeypatch
 ) -> bool:
+    # The plan lives in the data dir beside the database (tmp_path): shown as ~/plans/... with this HOME.
+    monkeypatch.setenv("HOME", str(tmp_path))
     model_server.script(
         [
             Reply.tools([("plan_agent", {"goal": "Add a --json flag to the report command"}, "call_1")]),
@@ -285,22 +287,23 @@ def snap_plan_review(
         app = pilot.app
         if theme:
             app.theme = theme
-        await open_approval(pilot)
-        await pilot.press("y")
+        await send(pilot, "please plan it")  # plan_agent runs unasked: the review is the question
         await wait_until(pilot, lambda: isinstance(app.screen, PlanReviewScreen), what="the plan review")
         await pilot.pause(0.3)
 
     return snap_compare(make_app(model_server, tmp_path), terminal_size=SIZE, run_before=run_before)
 
 
-def test_plan_review_screen(snap_compare, model_server: ScriptedModelServer, tmp_path: Path) -> None:
-    assert snap_plan_review(snap_compare, model_server, tmp_path, None)
+def test_plan_review_screen(
+    snap_compare, model_server: ScriptedModelServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert snap_plan_review(snap_compare, model_server, tmp_path, None, monkeypatch)
 
 
 def test_plan_review_screen_light_theme(
-    snap_compare, model_server: ScriptedModelServer, tmp_path: Path
+    snap_compare, model_server: ScriptedModelServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert snap_plan_review(snap_compare, model_server, tmp_path, "textual-light")
+    assert snap_plan_review(snap_compare, model_server, tmp_path, "textual-light", monkeypatch)
 
 
 def test_mcp_panel_connected_and_failed(

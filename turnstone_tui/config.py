@@ -149,6 +149,11 @@ class Config:
     def resolved_db_path(self) -> Path:
         return Path(self.db_path).expanduser() if self.db_path else data_dir() / "turnstone.db"
 
+    def plans_dir(self) -> Path:
+        """Where plan_agent keeps each session's plan: beside the database that holds the sessions
+        (by default the platformdirs data dir), never in the project."""
+        return self.resolved_db_path().parent / "plans"
+
 
 _SECTIONS = {
     "api": ApiConfig,

@@ -113,8 +113,10 @@ class HeadlessUI:
             summary = result.text.strip().splitlines()[-1] if result.text.strip() else ""
         self._log(f"◀ {terminal_safe(name)} [{terminal_safe(status)}] {terminal_safe(summary)}")
 
-    async def review_plan(self, plan: str, path: str) -> PlanReview:
-        self._log(f"plan written to {terminal_safe(path)} (headless mode accepts plans without review)")
+    async def review_plan(self, plan: str, path: str, version: int = 1) -> PlanReview:
+        self._log(
+            f"plan v{version} written to {terminal_safe(path)} (headless mode accepts plans without review)"
+        )
         return PlanReview("accept")
 
     def on_state(self, state: SessionState) -> None: ...

@@ -24,7 +24,9 @@ class Harness(App[None]):
         yield Static("chat")
 
     def on_mount(self) -> None:
-        self.push_screen(PlanReviewScreen(self.plan, "/work/.plan-1.md"), self.reviews.append)
+        self.push_screen(
+            PlanReviewScreen(self.plan, "/home/u/.local/share/turnstone/plans/1.md"), self.reviews.append
+        )
 
 
 async def run_keys(*keys: str) -> Harness:

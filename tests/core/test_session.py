@@ -263,13 +263,17 @@ async def test_plan_gate_annotate_refines_then_accept(model_server, tmp_path) ->
         ]
     )
     ui = RecordingUI(plan_reviews=[PlanReview("annotate", "be careful"), PlanReview("accept")])
-    session = await new_session(make_config(model_server, tmp_path), ui, tmp_path, skip_permissions=True)
+    session = await new_session(make_config(model_server, tmp_path), ui, tmp_path)
     await session.send("plan it")
+    assert ui.approval_requests == []  # the review is the only question
     assert [p.strip() for p, _ in ui.plans_shown] == ["# Plan v1\n1. do it", "# Plan v2\n1. do it carefully"]
+    assert {path for _, path in ui.plans_shown} == {str(tmp_path / "plans" / f"{session.session_id}.md")}
     refine_request = model_server.model_requests()[2].body
     assert "be careful" in json.dumps(refine_request["messages"])
+    call_id = ui.prepared[0].call_id
+    assert ui.results[call_id][1].text.startswith("Plan v2 (refined):")  # the call's card shows v2
     last_user = [m for m in model_server.model_requests()[3].body["messages"] if m["role"] == "user"][-1]
-    assert "ACCEPTED" in last_user["content"]
+    assert "ACCEPTED" in last_user["content"] and "# Plan v2\n1. do it carefully" in last_user["content"]
     assert ui.text.endswith("Proceeding.")
 
 

@@ -102,8 +102,10 @@ class LocalServer:
 
 
 def make_ctx(tmp_path: Path, **overrides: Any) -> ToolContext:
+    config = Config()
+    config.db_path = str(tmp_path / "turnstone.db")  # keeps plans (beside the database) in tmp_path
     values: dict[str, Any] = {
-        "config": Config(),
+        "config": config,
         "registry": default_registry(),
         "cwd": tmp_path,
         "session_id": "sess1",

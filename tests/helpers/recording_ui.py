@@ -82,7 +82,7 @@ class RecordingUI:
         self.results[call_id] = (name, result)
         self.events.append(("tool_result", call_id))
 
-    async def review_plan(self, plan: str, path: str) -> PlanReview:
+    async def review_plan(self, plan: str, path: str, version: int = 1) -> PlanReview:
         self.plans_shown.append((plan, path))
         return self.plan_reviews.pop(0) if self.plan_reviews else PlanReview("accept")
 

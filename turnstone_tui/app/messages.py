@@ -119,6 +119,7 @@ class PlanReviewRequested(EngineMessage):
     plan: str
     path: str
     future: asyncio.Future[PlanReview]
+    version: int = 1
 
 
 @dataclass

@@ -48,7 +48,12 @@ class QuestionBroker:
 
         if message.future.done():
             return
-        self._ask(message.future, PlanReviewScreen(message.plan, message.path), 0, PlanReview("reject"))
+        self._ask(
+            message.future,
+            PlanReviewScreen(message.plan, message.path, message.version),
+            0,
+            PlanReview("reject"),
+        )
 
     def _ask(
         self, future: asyncio.Future[AnswerT], screen: Screen[AnswerT | None], count: int, refusal: AnswerT

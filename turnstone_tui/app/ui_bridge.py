@@ -144,9 +144,9 @@ class TextualSessionUI:
     def on_tool_result(self, call_id: str, name: str, result: ToolResult) -> None:
         self._post(m.ToolFinished(call_id, name, result))
 
-    async def review_plan(self, plan: str, path: str) -> PlanReview:
+    async def review_plan(self, plan: str, path: str, version: int = 1) -> PlanReview:
         future: asyncio.Future[PlanReview] = asyncio.get_running_loop().create_future()
-        return await self._ask(lambda f: m.PlanReviewRequested(plan, path, f), future)
+        return await self._ask(lambda f: m.PlanReviewRequested(plan, path, f, version), future)
 
     # --- SessionUI: session -----------------------------------------------------------------
 

@@ -51,8 +51,9 @@ class SessionUI(Protocol):
     def on_tool_result(self, call_id: str, name: str, result: ToolResult) -> None:
         """The final result of one call (also for denied, failed and cancelled calls)."""
 
-    async def review_plan(self, plan: str, path: str) -> PlanReview:
-        """Show a plan_agent plan; accept, reject or annotate."""
+    async def review_plan(self, plan: str, path: str, version: int = 1) -> PlanReview:
+        """Show a plan_agent plan (its ``version``: 2 after one refinement ...); accept, reject or
+        annotate. The review is the only question about a plan (plan_agent itself runs unasked)."""
 
     # --- session ------------------------------------------------------------------------
     def on_state(self, state: SessionState) -> None:
@@ -90,7 +91,7 @@ class NullUI:
     def on_tool_output_chunk(self, call_id: str, line: str, stream: OutputStream) -> None: ...
     def on_tool_result(self, call_id: str, name: str, result: ToolResult) -> None: ...
 
-    async def review_plan(self, plan: str, path: str) -> PlanReview:
+    async def review_plan(self, plan: str, path: str, version: int = 1) -> PlanReview:
         return PlanReview("accept")
 
     def on_state(self, state: SessionState) -> None: ...

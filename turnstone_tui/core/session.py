@@ -564,17 +564,21 @@ class ChatSession:
                     self.messages.append(clean_value(message))
 
     async def _plan_gate(self, outcomes: list[ToolOutcome]) -> None:
-        """After plan_agent, the user reviews the plan before the loop goes on."""
+        """After plan_agent, the user reviews the plan before the loop goes on. The review is the
+        only question about a plan (plan_agent runs unasked); an annotation refines the plan into
+        its next version, which the call's card and the next review show."""
         for outcome in outcomes:
             if outcome.item.func_name != "plan_agent" or outcome.result.status is not ToolStatus.OK:
                 continue
             goal = str(outcome.item.args.get("goal") or outcome.item.args.get("prompt") or "")
             plan_text = outcome.result.text
+            first_version = self.ctx.plan_version
             while True:
                 path = self.ctx.plan_path()
-                plan_text = path.read_text(encoding="utf-8") if path.exists() else plan_text
+                if await asyncio.to_thread(path.is_file):
+                    plan_text = await asyncio.to_thread(path.read_text, encoding="utf-8")
                 self._set_state(SessionState.ATTENTION)
-                review = await self.ui.review_plan(plan_text, str(path))
+                review = await self.ui.review_plan(plan_text, str(path), max(self.ctx.plan_version, 1))
                 if review.action == "accept":
                     note = "The user reviewed and ACCEPTED this plan. Proceed with it."
                     break
@@ -586,7 +590,14 @@ class ChatSession:
                 if refined.is_error:
                     note = f"Refining the plan failed: {refined.text}"
                     break
-            await self._append({"role": "user", "content": f"[plan review] {note}\n\nPlan file: {path}"})
+                self.ui.on_tool_result(outcome.item.call_id, outcome.item.func_name, refined)
+            content = f"[plan review] {note}\n\nPlan file: {path}"
+            if review.action == "accept" and self.ctx.plan_version != first_version:
+                content += (
+                    f"\n\nThe accepted plan is version {self.ctx.plan_version}, refined from the "
+                    f"plan_agent result above with the user's annotations:\n\n{plan_text.strip()}"
+                )
+            await self._append({"role": "user", "content": content})
 
     async def _refine_plan(self, goal: str, annotation: str) -> ToolResult:
         preparer = self.tools.preparers["plan_agent"]

@@ -51,8 +51,8 @@ class SubagentUI:
     def on_tool_result(self, call_id: str, name: str, result: ToolResult) -> None:
         self.parent.on_tool_result(call_id, name, result)
 
-    async def review_plan(self, plan: str, path: str) -> PlanReview:
-        return await self.parent.review_plan(plan, path)
+    async def review_plan(self, plan: str, path: str, version: int = 1) -> PlanReview:
+        return await self.parent.review_plan(plan, path, version)
 
     def on_state(self, state: SessionState) -> None:
         if state is SessionState.ATTENTION:

@@ -3,14 +3,19 @@
 The sub-agent itself is the session's business: ``ctx.run_subagent(kind, prompt)`` runs a nested
 ChatSession ("task": TASK_AGENT_TOOLS, "plan": AGENT_TOOLS, MCP tools merged, a turn limit) and
 returns its final report as a ToolResult. These executors build the prompt and, for plan_agent,
-keep the plan in ``<cwd>/.plan-<session_id>.md``: a second call passes the prior plan so the agent
-refines it, and the final text is written back there. The session's pipeline then shows the plan
-to the user for review (accept / reject / annotate).
+keep the plan in the app's data dir (``ctx.plan_path()``: ``<data dir>/plans/<session_id>.md``, never
+in the project): a second call passes the prior plan so the agent refines it, and the final text is
+written back there as the next version (v1, v2 ...).
+
+plan_agent runs without an approval (its agent has read-only tools; any of them that asks still
+asks): the question is the review that follows, in which the session shows the plan to the user
+(accept / reject / annotate), as Claude Code's plan mode asks once, about the plan.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Any
 
@@ -40,9 +45,18 @@ def _read_text(path: Path) -> str | None:
 
 
 def _write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` at once (a temporary file renamed over it), private to the user."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
     tmp.replace(path)
+
+
+def plan_heading(version: int, refined: bool, path: Path) -> str:
+    """The first line of a plan_agent result: which version and where it is kept."""
+    return f"Plan v{version} ({'refined' if refined else 'written'}): {path}"
 
 
 def build_plan_prompt(goal: str, prior_plan: str | None) -> str:
@@ -120,13 +134,15 @@ async def prepare_plan_agent(ctx: ToolContext, call_id: str, args: dict[str, Any
             await asyncio.to_thread(_write_text, path, plan + "\n")
         except OSError as exc:
             return ToolResult(f"plan_agent: cannot write {path}: {exc.strerror}\n\n{plan}", is_error=True)
-        verb = "refined" if prior else "written"
+        # A plan already on disk from an earlier run of this session counts as v1.
+        version = max(ctx.plan_version, 1) + 1 if prior else 1
+        ctx.plan_version = version
         return ToolResult(
-            f"Plan {verb}: {path}\n\n{plan}",
-            structured={"plan_path": str(path), "plan": plan, "refined": bool(prior)},
+            f"{plan_heading(version, bool(prior), path)}\n\n{plan}",
+            structured={"plan_path": str(path), "plan": plan, "refined": bool(prior), "version": version},
         )
 
-    note = f"Refines the existing plan in {path.name}." if refines else f"Writes the plan to {path.name}."
+    note = "Refines this session's plan." if refines else "Writes this session's plan."
     return PreparedItem(
         call_id=call_id,
         func_name="plan_agent",
@@ -134,6 +150,7 @@ async def prepare_plan_agent(ctx: ToolContext, call_id: str, args: dict[str, Any
         header=f"plan_agent: {goal.strip().splitlines()[0][:80]}",
         preview=f"{goal}\n\n_{note}_",
         preview_kind="markdown",
+        needs_approval=False,  # the plan review after it is the question (core.session._plan_gate)
         execute=execute,
     )
 

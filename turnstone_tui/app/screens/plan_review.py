@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from textual.app import ComposeResult
@@ -35,15 +36,17 @@ class PlanReviewScreen(Screen[PlanReview]):
         Binding("escape", "close_editor", "Close editor", priority=True),
     ]
 
-    def __init__(self, plan: str, path: str) -> None:
+    def __init__(self, plan: str, path: str, version: int = 1) -> None:
         super().__init__()
         self.plan = plan
         self.path = path
+        self.version = version
         self._dismissed = False
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="plan-header"):
             yield Static(Content.styled("Plan review", "bold $text-accent"), id="plan-title")
+            yield Static(Content.styled(f"v{self.version}", "bold"), id="plan-version")
             yield Static(Content.styled(self.shown_path, "$text-muted"), id="plan-path", markup=False)
         with VerticalScroll(id="plan-scroll"):
             yield Markdown(self.plan or "*(the plan is empty)*", id="plan-markdown")
@@ -62,12 +65,16 @@ class PlanReviewScreen(Screen[PlanReview]):
 
     @property
     def shown_path(self) -> str:
-        """The plan's path relative to the app's working directory when it lies inside it."""
+        """The plan's path, relative to the app's working directory when it lies inside it, else
+        with the home directory shown as ``~`` (plans live in the app's data dir)."""
+        path = Path(self.path)
         base = getattr(self.app, "cwd", None) or Path.cwd()
-        try:
-            return str(Path(self.path).resolve().relative_to(Path(base).resolve()))
-        except (ValueError, OSError):
-            return self.path
+        for root, prefix in ((Path(base), ""), (Path(os.path.expanduser("~")), "~/")):
+            try:
+                return prefix + str(path.resolve().relative_to(root.resolve()))
+            except (ValueError, OSError):
+                continue
+        return self.path
 
     @property
     def editor_open(self) -> bool:
