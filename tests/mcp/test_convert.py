@@ -58,3 +58,14 @@ def test_call_result_rendering() -> None:
     empty = convert.call_result(mt.CallToolResult(content=[], structured_content={"n": 1}))
     assert empty.text == '{\n  "n": 1\n}' and empty.structured == {"n": 1}
     assert convert.call_result(mt.CallToolResult(content=[])).text == "(no output)"
+
+
+def test_a_huge_result_is_cut_before_it_is_held() -> None:
+    huge = "z" * (convert.PIECE_CAP * 3)
+    result = convert.call_result(mt.CallToolResult(content=[mt.TextContent(type="text", text=huge)]))
+    assert len(result.text) < convert.PIECE_CAP + 200
+    assert "truncated" in result.text
+    resource = convert.resource_result(
+        "file:///big", mt.ReadResourceResult(contents=[mt.TextResourceContents(uri="file:///big", text=huge)])
+    )
+    assert len(resource.text) < convert.PIECE_CAP + 200

@@ -8,7 +8,8 @@ found and killed too, and everything dies with the agent even when the agent is 
 Output is read in large chunks and split at the last newline: a ``LineSink`` receives text made of
 complete lines (each ending in ``"\\n"``), and at end of stream the unterminated remainder (without
 ``"\\n"``). Splitting into single lines, if needed, is the sink's business — this keeps the hot path
-to one call per 64 KiB chunk.
+to one call per 64 KiB chunk. A line longer than ``LINE_CAP`` characters is kept only up to the cap
+and ends in a note saying how much was cut: one 400 MB line costs no more memory than 64 KiB.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from ..core.truncate import HeadTailBuffer
 from ..sandbox.lifetime import child_marker, ensure_guardian_async, kill_marked
 
 READ_CHUNK = 65536
+LINE_CAP = 65536  # characters of one output line that are kept; the rest of the line is counted, not held
 TERM_GRACE = 2.0  # seconds between SIGTERM and SIGKILL on timeout / cancellation
 EXIT_POLL = 0.1  # seconds between return-code checks while pipes are still open
 PIPE_GRACE = 2.0  # seconds to keep reading after the main process exited (background children)
@@ -102,11 +104,49 @@ def kill_group(pgid: int, sig: int) -> None:
         os.killpg(pgid, sig)
 
 
+def cut_note(dropped: int) -> str:
+    """What replaces the end of a line longer than ``LINE_CAP`` characters."""
+    return f" [line cut: {dropped:,} more characters not kept]"
+
+
+class _LongLine:
+    """The line being read: at most ``LINE_CAP`` characters kept, the rest only counted."""
+
+    __slots__ = ("dropped", "kept")
+
+    def __init__(self) -> None:
+        self.kept = ""
+        self.dropped = 0
+
+    def add(self, text: str) -> None:
+        if self.dropped:
+            self.dropped += len(text)
+            return
+        room = LINE_CAP - len(self.kept)
+        if len(text) <= room:
+            self.kept += text
+        else:
+            self.kept += text[:room]
+            self.dropped = len(text) - room
+
+    def take(self, rest: str = "") -> str:
+        """The line so far plus ``rest`` (its end), cut and marked when it is too long; reset."""
+        self.add(rest)
+        line = self.kept + cut_note(self.dropped) if self.dropped else self.kept
+        self.kept, self.dropped = "", 0
+        return line
+
+    def __bool__(self) -> bool:
+        return bool(self.kept or self.dropped)
+
+
 async def _pump(stream: asyncio.StreamReader | None, sink: LineSink | None) -> None:
+    """Read ``stream`` in chunks and feed whole lines to ``sink``; a line longer than ``LINE_CAP``
+    characters is cut there and marked (memory stays bounded whatever one line holds)."""
     if stream is None:
         return
     decode = codecs.getincrementaldecoder("utf-8")("replace").decode
-    pending = ""
+    pending = _LongLine()
     read = stream.read
     while True:
         data = await read(READ_CHUNK)
@@ -115,15 +155,20 @@ async def _pump(stream: asyncio.StreamReader | None, sink: LineSink | None) -> N
         text = decode(data)
         cut = text.rfind("\n")
         if cut < 0:
-            pending += text
+            pending.add(text)
             continue
-        complete = pending + text[: cut + 1] if pending else text[: cut + 1]
-        pending = text[cut + 1 :]
+        if pending:
+            # the line that started in earlier chunks ends here; the others fit in this chunk (< LINE_CAP)
+            first = text.find("\n")
+            complete = pending.take(text[:first]) + text[first : cut + 1]
+        else:
+            complete = text[: cut + 1]
+        pending.add(text[cut + 1 :])
         if sink is not None:
             sink.feed(complete)
-    pending += decode(b"", True)
-    if pending and sink is not None:
-        sink.feed(pending)
+    tail = decode(b"", True)
+    if (pending or tail) and sink is not None:
+        sink.feed(pending.take(tail))
 
 
 async def _terminate(proc: asyncio.subprocess.Process, grace: float, marker: dict[str, str]) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 import mcp_types as mt
 
 from ..core.mcp_bridge import PromptArgumentInfo, PromptInfo, ResourceInfo, ToolInfo
+from ..core.truncate import truncate_output
 from ..core.types import ToolResult
 
 PREFIX = "mcp__"
@@ -25,6 +26,10 @@ SEPARATOR = "__"
 _BAD_NAME_CHARS = re.compile(r"[^A-Za-z0-9_-]")
 
 
+# One text piece of a result (a content block, a resource, structured content as JSON) is cut to its
+# head and tail here, before it is copied into a ToolResult: a server's 300 MB answer is not held
+# twice. The tool executor then applies [tools] truncation to the whole.
+PIECE_CAP = 4 * 1024 * 1024
 MAX_NAME = 64  # OpenAI rejects a whole request whose function names are longer
 
 
@@ -150,7 +155,7 @@ def render_content(blocks: list[Any]) -> tuple[list[str], list[dict[str, Any]]]:
     images: list[dict[str, Any]] = []
     for block in blocks:
         if isinstance(block, mt.TextContent):
-            texts.append(block.text)
+            texts.append(truncate_output(block.text, PIECE_CAP))
         elif isinstance(block, mt.ImageContent):
             texts.append(f"[image: {block.mime_type}, {_decoded_size(block.data)} bytes]")
             images.append(_image_part(block.mime_type, block.data))
@@ -158,7 +163,7 @@ def render_content(blocks: list[Any]) -> tuple[list[str], list[dict[str, Any]]]:
             texts.append(f"[audio: {block.mime_type}, {_decoded_size(block.data)} bytes, not shown]")
         elif isinstance(block, mt.EmbeddedResource):
             res = block.resource
-            texts.append(f"[resource {res.uri}]\n{_resource_contents_text(res)}")
+            texts.append(f"[resource {res.uri}]\n{truncate_output(_resource_contents_text(res), PIECE_CAP)}")
             if isinstance(res, mt.BlobResourceContents) and (res.mime_type or "").startswith("image/"):
                 images.append(_image_part(res.mime_type or "image/png", res.blob))
         elif isinstance(block, mt.ResourceLink):
@@ -181,7 +186,7 @@ def call_result(result: mt.CallToolResult) -> ToolResult:
     structured = result.structured_content
     text = "\n".join(texts)
     if not text.strip() and structured is not None:
-        text = json.dumps(structured, indent=2, ensure_ascii=False)
+        text = truncate_output(json.dumps(structured, indent=2, ensure_ascii=False), PIECE_CAP)
     if not text.strip():
         text = "(the tool returned an error with no message)" if result.is_error else "(no output)"
     return ToolResult(
@@ -195,11 +200,13 @@ def resource_result(uri: str, result: mt.ReadResourceResult) -> ToolResult:
     images: list[dict[str, Any]] = []
     for contents in result.contents:
         if isinstance(contents, mt.TextResourceContents):
-            pieces.append(contents.text)
+            pieces.append(truncate_output(contents.text, PIECE_CAP))
             continue
         mime = contents.mime_type or "application/octet-stream"
         size = _decoded_size(contents.blob)
-        pieces.append(f"[binary resource {contents.uri}: {mime}, {size} bytes, base64]\n{contents.blob}")
+        pieces.append(
+            f"[binary resource {contents.uri}: {mime}, {size} bytes, base64]\n{truncate_output(contents.blob, PIECE_CAP)}"
+        )
         if mime.startswith("image/"):
             images.append(_image_part(mime, contents.blob))
     text = "\n\n".join(pieces) if pieces else f"(resource {uri} is empty)"
