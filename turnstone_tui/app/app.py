@@ -201,7 +201,11 @@ class TurnstoneApp(App[None]):
         if session_id and replay and self.session.messages:
             await replay_messages(self.chat, self.session.messages, limit=self.chat.max_widgets // 2)
             for message in self.session.messages:
-                if message.get("role") == "user" and isinstance(message.get("content"), str):
+                if (
+                    message.get("role") == "user"
+                    and isinstance(message.get("content"), str)
+                    and not message.get("kind")
+                ):
                     self.prompt.add_history(strip_attachments(message["content"])[0])
         self.refresh_status()
         self.ready = True

@@ -75,7 +75,9 @@ async def replay_messages(chat: ChatView, messages: list[dict[str, Any]], *, lim
     widgets = []
     for message in messages:
         role = message.get("role")
-        if role == "user":
+        if role == "user" and message.get("kind") == "mcp_resource_update":
+            widgets.append(InfoMessage("Changed MCP resources were sent to the model."))
+        elif role == "user":
             text, attached = strip_attachments(_text_of(message.get("content")))
             if text:
                 widgets.append(UserMessage(text))

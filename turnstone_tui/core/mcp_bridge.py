@@ -110,14 +110,25 @@ class ProgressInfo:
         return f"{amount}  {self.message}".rstrip()
 
 
-EventKind = Literal["state", "tools", "resources", "prompts", "log", "progress"]
+EventKind = Literal["state", "tools", "resources", "prompts", "log", "progress", "resource"]
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceUpdate:
+    """A resource the model read changed (notifications/resources/updated) and was read again."""
+
+    uri: str
+    server: str
+    text: str
+    is_error: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class McpEvent:
     """Sent to listeners when a server's state or one of its lists changes.
 
-    ``added``/``removed`` name tools/prompts by qualified name and resources by URI.
+    ``added``/``removed`` name tools/prompts by qualified name and resources by URI; kind
+    "resource": a subscribed resource changed (``added`` holds its URI).
     """
 
     kind: EventKind
@@ -167,6 +178,13 @@ class McpBridge(Protocol):
     async def call_tool(self, qualified_name: str, arguments: dict[str, Any]) -> ToolResult: ...
     async def read_resource(self, uri: str) -> ToolResult: ...
     async def get_prompt(self, qualified_name: str, arguments: dict[str, str]) -> ToolResult: ...
+
+    # --- subscriptions and completion ---
+    def take_resource_updates(self) -> list[ResourceUpdate]: ...
+    def prompts(self) -> list[PromptInfo]: ...
+    async def complete_prompt_argument(
+        self, qualified_name: str, argument: str, value: str, context: dict[str, str] | None = None
+    ) -> list[str]: ...
 
     # --- lifecycle ---
     async def refresh(self, server: str | None = None) -> str: ...

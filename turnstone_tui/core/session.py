@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .arguments import ArgumentLimits, check_arguments
-from .mcp_bridge import McpBridge
+from .mcp_bridge import McpBridge, McpEvent, ResourceUpdate
 from .mentions import expand_mentions
 from .model_output import clean_text, clean_value, unique_call_ids, used_call_ids
 from .outcomes import CANCELLED_TEXT, INTERRUPTED_TEXT, cancelled_result
@@ -183,7 +183,7 @@ class ChatSession:
         self.ctx.session_id = self.session_id
         self._setup_tool_search()
         if self.mcp is not None:
-            self._remove_mcp_listener = self.mcp.add_listener(lambda _event: self._on_mcp_change())
+            self._remove_mcp_listener = self.mcp.add_listener(self._on_mcp_event)
         self._rebuild_system_prompt()
         self._emit_status()
 
@@ -253,6 +253,16 @@ class ChatSession:
             self.ui.on_info(notice)
         self._tool_search = manager
         self.ctx.tool_search = manager
+
+    def _on_mcp_event(self, event: McpEvent) -> None:
+        if event.kind == "resource":
+            if self.agent_kind == "main":
+                self.ui.on_info(
+                    f"MCP resource {', '.join(event.added)} ({event.server}) changed since the model "
+                    "read it: its new contents go to the model with your next message."
+                )
+            return
+        self._on_mcp_change()
 
     def _on_mcp_change(self) -> None:
         if self._tool_search is not None:
@@ -337,6 +347,10 @@ class ChatSession:
             content = expanded.text
             if expanded.attachments:
                 ui.on_info(expanded.notice())
+        if self.agent_kind == "main" and self.mcp is not None:
+            updates = self.mcp.take_resource_updates()
+            if updates:
+                await self._append(resource_updates_message(updates))
         await self._append({"role": "user", "content": content})
         try:
             await self._loop()
@@ -737,6 +751,23 @@ def _usage_key(session_id: str) -> str:
 def _names_tool_search(message: str) -> bool:
     lowered = message.lower()
     return any(word in lowered for word in ("tool_search", "defer_loading", "tool search", "tool_reference"))
+
+
+RESOURCE_UPDATE_MAX_CHARS = 20_000  # of one changed resource's new contents sent to the model
+RESOURCE_UPDATE_KIND = "mcp_resource_update"
+
+
+def resource_updates_message(updates: list[ResourceUpdate]) -> dict[str, Any]:
+    """A user-role note (marked, so a resumed chat shows it as a notice) with the new contents of
+    the subscribed resources that changed, each bounded."""
+    parts = ["[MCP resources you read have changed since; their current contents follow.]"]
+    for update in updates:
+        text = update.text
+        if len(text) > RESOURCE_UPDATE_MAX_CHARS:
+            text = text[:RESOURCE_UPDATE_MAX_CHARS] + f"\n[... cut: {len(update.text)} characters in all]"
+        state = ' error="true"' if update.is_error else ""
+        parts.append(f'<resource uri="{update.uri}" server="{update.server}"{state}>\n{text}\n</resource>')
+    return {"role": "user", "content": "\n\n".join(parts), "kind": RESOURCE_UPDATE_KIND}
 
 
 def tool_message(call_id: str, name: str, result: ToolResult) -> dict[str, Any]:

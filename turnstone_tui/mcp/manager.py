@@ -23,6 +23,7 @@ from ..core.mcp_bridge import (
     McpPromptRef,
     PromptInfo,
     ResourceInfo,
+    ResourceUpdate,
     ServerState,
     ServerStatus,
     ToolInfo,
@@ -44,6 +45,7 @@ CATALOG_MAX_RESOURCES = 50
 CATALOG_MAX_PROMPTS = 30
 INSTRUCTIONS_MAX_PER_SERVER = 2000  # characters of one server's instructions in the system prompt
 INSTRUCTIONS_MAX_TOTAL = 6000
+MAX_PENDING_UPDATES = 16  # changed resources waiting for the next message (the latest kept)
 
 Listener = McpListener
 
@@ -71,9 +73,12 @@ class McpManager:
                 on_update=self._on_update,
                 client_side=self.client_side,
                 log_level=log_level,
+                on_resource_updated=self._on_resource_updated,
             )
             for name, config in servers.items()
         }
+        self._resource_updates: dict[str, ResourceUpdate] = {}  # uri -> the latest re-read
+        self._rereads: set[asyncio.Task[None]] = set()
         self._connect_timeout = connect_timeout
         self._listeners: tuple[Listener, ...] = ()
         # Copy-on-write views, replaced as a whole on every change.
@@ -122,6 +127,8 @@ class McpManager:
 
     async def aclose(self) -> None:
         """Close every session and stop every stdio server process."""
+        for task in list(self._rereads):
+            task.cancel()
         await asyncio.gather(*(conn.close() for conn in self._conns.values()), return_exceptions=True)
 
     # --- the client's side: what servers may ask, roots, logs --------------------------------
@@ -319,11 +326,67 @@ class McpManager:
         server = self.resource_server(uri)
         if server is None:
             return ToolResult(f"no MCP server provides resource '{uri}'", is_error=True)
+        conn = self._conns[server]
         try:
-            result = await self._conns[server].read_resource(uri)
+            result = await conn.read_resource(uri)
         except McpCallError as exc:
             return ToolResult(str(exc), is_error=True)
+        conn.subscribe(uri)  # the model read it: follow its changes (when the server offers that)
         return convert.resource_result(uri, result)
+
+    # --- resource subscriptions ----------------------------------------------------------------
+
+    def _on_resource_updated(self, conn: ServerConnection, uri: str) -> None:
+        """notifications/resources/updated for a resource the model read: read it again."""
+        task = asyncio.get_running_loop().create_task(self._reread(conn, uri), name=f"mcp-reread-{uri}")
+        self._rereads.add(task)
+        task.add_done_callback(self._rereads.discard)
+
+    async def _reread(self, conn: ServerConnection, uri: str) -> None:
+        try:
+            result = convert.resource_result(uri, await conn.read_resource(uri))
+        except McpCallError as exc:
+            result = ToolResult(str(exc), is_error=True)
+        self._resource_updates.pop(uri, None)
+        self._resource_updates[uri] = ResourceUpdate(uri, conn.name, result.text, result.is_error)
+        while len(self._resource_updates) > MAX_PENDING_UPDATES:
+            self._resource_updates.pop(next(iter(self._resource_updates)))
+        self._emit(McpEvent("resource", conn.name, conn.status(), added=(uri,)))
+
+    def take_resource_updates(self) -> list[ResourceUpdate]:
+        """The resources that changed since the model read them (re-read), oldest first; cleared."""
+        updates = list(self._resource_updates.values())
+        self._resource_updates.clear()
+        return updates
+
+    def subscribed_resources(self, server: str) -> list[str]:
+        conn = self._conns.get(server)
+        return sorted(conn.subscriptions) if conn is not None else []
+
+    # --- prompt argument completion --------------------------------------------------------------
+
+    def prompts(self) -> list[PromptInfo]:
+        """Every connected server's prompts."""
+        return [info for _, info in self._prompts.values()]
+
+    async def complete_prompt_argument(
+        self, qualified_name: str, argument: str, value: str, context: dict[str, str] | None = None
+    ) -> list[str]:
+        """The server's suggestions (``completion/complete``) for one argument of a prompt; [] when
+        the server offers no completions or the request fails."""
+        entry = self._prompts.get(qualified_name)
+        if entry is None:
+            return []
+        server, info = entry
+        conn = self._conns[server]
+        if not conn.can_complete:
+            return []
+        try:
+            values = await conn.complete_prompt_argument(info.name, argument, value, dict(context or {}))
+        except McpCallError as exc:
+            log.info("MCP completion failed: %s", exc)
+            return []
+        return values[:100]
 
     async def get_prompt(self, qualified_name: str, arguments: dict[str, str]) -> ToolResult:
         entry = self._prompts.get(qualified_name)

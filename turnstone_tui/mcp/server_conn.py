@@ -51,6 +51,8 @@ _COALESCE = 0.05  # seconds: bursts of list_changed notifications become one ref
 
 ProgressFn = Callable[[float, float | None, str | None], None]
 UpdateFn = Callable[["ServerConnection", EventKind, tuple[str, ...], tuple[str, ...]], None]
+ResourceUpdatedFn = Callable[["ServerConnection", str], None]
+MAX_SUBSCRIPTIONS = 32  # resources one server keeps subscribed for the model (the first ones read)
 
 
 class McpCallError(Exception):
@@ -142,8 +144,15 @@ class ServerConnection:
         on_update: UpdateFn,
         client_side: ClientSide | None = None,
         log_level: str = "",
+        on_resource_updated: ResourceUpdatedFn | None = None,
     ) -> None:
         self.config = config
+        self._on_resource_updated = on_resource_updated
+        # Resources the model read, subscribed for notifications/resources/updated (kept across
+        # reconnects: subscribed again on each connection).
+        self.subscriptions: set[str] = set()
+        self.can_subscribe = False
+        self._subscriptions_changed = asyncio.Event()
         self.client_side = client_side or ClientSide()
         self._log_level = config.log_level or log_level
         self.instructions = ""
@@ -377,6 +386,12 @@ class ServerConnection:
             self.request_refresh(("resources",))
         elif isinstance(message, mt.PromptListChangedNotification):
             self.request_refresh(("prompts",))
+        elif isinstance(message, mt.ResourceUpdatedNotification):
+            self._resource_updated(message.params.uri)
+
+    def _resource_updated(self, uri: str) -> None:
+        if uri in self.subscriptions and self._on_resource_updated is not None:
+            self._on_resource_updated(self, uri)
 
     async def _run(self, previous: asyncio.Task[None] | None, attempt: int) -> None:
         if previous is not None and not previous.done():
@@ -430,6 +445,8 @@ class ServerConnection:
                             tg.start_soon(self._listen_worker, client)
                         if self._capable - self.push and self._refresh_interval > 0:
                             tg.start_soon(self._poll_worker)
+                        if self.can_subscribe:
+                            tg.start_soon(self._subscription_worker, client)
                         await self._stop.wait()
                         tg.cancel_scope.cancel()
                     self._client = None
@@ -485,6 +502,7 @@ class ServerConnection:
                     push.add(kind)
         self._capable = capable
         self.push = frozenset(push)
+        self.can_subscribe = bool(caps.resources is not None and caps.resources.subscribe)
 
     # --- lists -------------------------------------------------------------------------------
 
@@ -582,6 +600,59 @@ class ServerConnection:
         self.push = frozenset()
         if not polled_before and self._refresh_interval > 0:
             await self._poll_worker()
+
+    async def _subscription_worker(self, client: Client) -> None:
+        """Keep the subscribed resources subscribed on this connection: ``resources/subscribe``
+        for handshake-era servers, a ``subscriptions/listen`` stream (reopened when the set
+        changes) for 2026-07-28 servers. A failure is logged; the resource simply is not followed."""
+        modern = self.protocol_version in MODERN_PROTOCOL_VERSIONS
+        done: set[str] = set()
+        while True:
+            self._subscriptions_changed.clear()
+            wanted = set(self.subscriptions)
+            try:
+                if not modern:
+                    for uri in sorted(wanted - done):
+                        with anyio.fail_after(self._call_timeout), warnings.catch_warnings():
+                            warnings.simplefilter("ignore", MCPDeprecationWarning)
+                            await client.subscribe_resource(uri)
+                        done.add(uri)
+                elif wanted:
+                    await self._listen_to_resources(client, tuple(sorted(wanted)))
+                    continue
+            except Exception as exc:
+                log.info("MCP server %s: subscribing to resources failed: %r", self.name, exc)
+                self.subscriptions -= wanted - done
+            await self._subscriptions_changed.wait()
+
+    async def _listen_to_resources(self, client: Client, uris: tuple[str, ...]) -> None:
+        """One listen stream for these URIs, until the set changes (or the stream ends)."""
+        async with anyio.create_task_group() as tg:
+
+            async def stop_when_changed() -> None:
+                await self._subscriptions_changed.wait()
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(stop_when_changed)
+            async with client.listen(resource_subscriptions=uris) as sub:
+                async for event in sub:
+                    uri = getattr(event, "uri", None)
+                    if isinstance(uri, str):
+                        self._resource_updated(uri)
+            await self._subscriptions_changed.wait()  # the stream ended: wait for a new set
+            tg.cancel_scope.cancel()
+
+    def subscribe(self, uri: str) -> bool:
+        """Follow this resource's changes (when the server offers subscriptions); bounded."""
+        if (
+            not self.can_subscribe
+            or uri in self.subscriptions
+            or len(self.subscriptions) >= MAX_SUBSCRIPTIONS
+        ):
+            return uri in self.subscriptions
+        self.subscriptions.add(uri)
+        self._subscriptions_changed.set()
+        return True
 
     async def _poll_worker(self) -> None:
         while True:
@@ -709,3 +780,19 @@ class ServerConnection:
 
     async def get_prompt(self, name: str, arguments: dict[str, str]) -> mt.GetPromptResult:
         return await self._request(f"prompt '{name}'", lambda c: c.get_prompt(name, arguments or None))
+
+    @property
+    def can_complete(self) -> bool:
+        client = self._client
+        return client is not None and client.server_capabilities.completions is not None
+
+    async def complete_prompt_argument(
+        self, prompt: str, argument: str, value: str, context: dict[str, str]
+    ) -> list[str]:
+        """``completion/complete`` for one argument of one of this server's prompts."""
+        ref = mt.PromptReference(type="ref/prompt", name=prompt)
+        result = await self._request(
+            f"completing '{prompt}'",
+            lambda c: c.complete(ref, {"name": argument, "value": value}, context or None),
+        )
+        return [str(v) for v in result.completion.values]

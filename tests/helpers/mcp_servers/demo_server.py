@@ -8,6 +8,10 @@ mid-call), add_tool (registers a tool at run time and sends tools/list_changed).
 Resources: docs://readme (text), docs://logo.png (binary), template notes://{topic}.
 Prompts: greet(name), review(code); with --skill-prompts also pr_checklist() (no arguments: the
 skill tool offers it as a skill). add_prompt registers one at run time and sends prompts/list_changed.
+Subscriptions: resources/subscribe is served (handshake era; subscriptions/listen at 2026-07-28);
+with --live-resources, a touch_readme tool changes docs://readme and sends notifications/resources/updated for it.
+Completion: completion/complete offers names for greet's ``name`` (those starting with the typed
+value, from NAMES) and topics for notes://{topic}.
 """
 
 from __future__ import annotations
@@ -21,7 +25,17 @@ import time
 
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.prompts.base import AssistantMessage, Message, Prompt, UserMessage
-from mcp_types import EmbeddedResource, TextResourceContents, ToolAnnotations
+from mcp_types import (
+    Completion,
+    EmbeddedResource,
+    EmptyResult,
+    PromptReference,
+    ResourceTemplateReference,
+    SubscribeRequestParams,
+    TextResourceContents,
+    ToolAnnotations,
+    UnsubscribeRequestParams,
+)
 
 # A 1x1 transparent PNG.
 PNG_1X1 = base64.b64decode(
@@ -29,8 +43,50 @@ PNG_1X1 = base64.b64decode(
 )
 
 
-def build_server(name: str, extra_tools: int, skill_prompts: bool = False) -> MCPServer:
+NAMES = ("Alice", "Alfred", "Bob", "Carol")
+
+
+def build_server(
+    name: str, extra_tools: int, skill_prompts: bool = False, live_resources: bool = False
+) -> MCPServer:
     server = MCPServer(name, instructions="demo server for turnstone-tui tests")
+    readme_edits = [0]
+    subscribed: set[str] = set()
+
+    async def on_subscribe(ctx: object, params: SubscribeRequestParams) -> EmptyResult:
+        subscribed.add(params.uri)
+        return EmptyResult()
+
+    async def on_unsubscribe(ctx: object, params: UnsubscribeRequestParams) -> EmptyResult:
+        subscribed.discard(params.uri)
+        return EmptyResult()
+
+    lowlevel = server._lowlevel_server
+    lowlevel.add_request_handler("resources/subscribe", SubscribeRequestParams, on_subscribe)
+    lowlevel.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, on_unsubscribe)
+
+    async def touch_readme(ctx: Context) -> str:
+        readme_edits[0] += 1
+        await ctx.notify_resource_updated("docs://readme")  # 2026-07-28: subscriptions/listen
+        if "docs://readme" in subscribed:  # handshake era: only to a client that subscribed
+            await ctx.session.send_resource_updated("docs://readme")
+        return f"readme edited ({readme_edits[0]}); subscribed: {sorted(subscribed)}"
+
+    if live_resources:
+        server.tool(description="Change docs://readme and tell subscribers it changed.")(touch_readme)
+
+    @server.completion()
+    async def complete(ref: object, argument: object, context: object) -> Completion | None:
+        value = str(getattr(argument, "value", ""))
+        if (
+            isinstance(ref, PromptReference)
+            and ref.name == "greet"
+            and getattr(argument, "name", "") == "name"
+        ):
+            return Completion(values=[n for n in NAMES if n.lower().startswith(value.lower())])
+        if isinstance(ref, ResourceTemplateReference):
+            return Completion(values=[t for t in ("python", "rust") if t.startswith(value)])
+        return None
 
     @server.tool(description="Echo the text back.", annotations=ToolAnnotations(read_only_hint=True))
     def echo(text: str) -> str:
@@ -110,7 +166,8 @@ def build_server(name: str, extra_tools: int, skill_prompts: bool = False) -> MC
 
     @server.resource("docs://readme", name="readme", description="Project readme", mime_type="text/plain")
     def readme() -> str:
-        return f"# {name}\nThe demo readme."
+        edits = f" (edited {readme_edits[0]} times)" if readme_edits[0] else ""
+        return f"# {name}\nThe demo readme{edits}."
 
     @server.resource("docs://logo.png", name="logo", description="Logo image", mime_type="image/png")
     def logo() -> bytes:
@@ -160,6 +217,9 @@ def main() -> None:
     parser.add_argument(
         "--skill-prompts", action="store_true", help="add pr_checklist(), a prompt without arguments"
     )
+    parser.add_argument(
+        "--live-resources", action="store_true", help="add touch_readme(), which changes docs://readme"
+    )
     parser.add_argument("--mode", choices=["normal", "hang", "garbage", "exit"], default="normal")
     args = parser.parse_args()
     if args.mode == "hang":
@@ -171,7 +231,7 @@ def main() -> None:
     if args.mode == "exit":
         sys.stderr.write("demo server: refusing to start (bad setup)\n")
         sys.exit(2)
-    server = build_server(args.name, args.extra_tools, args.skill_prompts)
+    server = build_server(args.name, args.extra_tools, args.skill_prompts, args.live_resources)
     if args.transport == "stdio":
         server.run("stdio")
     else:
