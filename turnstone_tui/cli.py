@@ -26,7 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog=PROG,
         description="A full-screen terminal UI for an LLM agent with tools.",
-        epilog="Subcommand: `turnstone-tui mcp list` checks the configured MCP servers.",
+        epilog="Subcommands: `turnstone-tui mcp list` checks the configured MCP servers; "
+        "`turnstone-tui mcp login NAME` / `mcp logout NAME` log in to an HTTP server (OAuth).",
     )
     p.add_argument("-p", "--prompt", help="run one prompt headless and exit ('-' reads it from stdin)")
     p.add_argument("--base-url", help="OpenAI-compatible or Anthropic API base URL")
@@ -227,19 +228,76 @@ def _mcp_command(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog=f"{PROG} mcp", description="Check the configured MCP servers.")
     sub = p.add_subparsers(dest="command", required=True)
     lst = sub.add_parser("list", help="connect to every configured server and list what it offers")
-    lst.add_argument("--mcp-config", help="MCP servers JSON file (standard mcpServers format)")
-    lst.add_argument("--config", type=Path, help="config file")
+    login = sub.add_parser("login", help="log in to an HTTP server (OAuth in the browser)")
+    login.add_argument("name", help="the server's name")
+    login.add_argument("--no-browser", action="store_true", help="only print the URL to open")
+    logout = sub.add_parser("logout", help="forget an HTTP server's stored login")
+    logout.add_argument("name", help="the server's name")
+    for cmd in (lst, login, logout):
+        cmd.add_argument("--mcp-config", help="MCP servers JSON file (standard mcpServers format)")
+        cmd.add_argument("--config", type=Path, help="config file")
     args = p.parse_args(argv)
     try:
         cfg = load_config(args.config)
     except ConfigError as exc:
         return _fail(str(exc))
+    mcp_config = args.mcp_config or cfg.mcp.config_path or None
+    if args.command in ("login", "logout"):
+        try:
+            return asyncio.run(
+                _mcp_login(
+                    cfg,
+                    mcp_config,
+                    args.name,
+                    args.command,
+                    not args.no_browser if args.command == "login" else False,
+                )
+            )
+        except ConfigError as exc:
+            return _fail(str(exc))
     from .mcp.listing import run_mcp_list
 
     try:
-        return asyncio.run(run_mcp_list(cfg, args.mcp_config or cfg.mcp.config_path or None, sys.stdout))
+        return asyncio.run(run_mcp_list(cfg, mcp_config, sys.stdout))
     except ConfigError as exc:
         return _fail(str(exc))
+
+
+async def _mcp_login(cfg: Config, mcp_config: str | None, name: str, command: str, browser: bool) -> int:
+    """``mcp login NAME``: print the URL (and open the browser), wait for the redirect; ``mcp logout NAME``."""
+    from .mcp.auth.browser import open_in_browser
+    from .mcp.auth.login import LoginError, login, logout
+    from .mcp.auth.store import TokenStore
+    from .mcp.config import load_server_configs
+
+    servers = load_server_configs(cfg, mcp_config)
+    server = servers.get(name)
+    if server is None:
+        return _fail(f"no MCP server named '{name}' (configured: {', '.join(servers) or 'none'})")
+    if server.invalid:
+        return _fail(f"MCP server '{name}' is disabled: {server.invalid}")
+    if not server.uses_oauth:
+        return _fail(
+            f"MCP server '{name}' does not log in: only HTTP servers without oauth = false or an "
+            "Authorization header use OAuth"
+        )
+    store = TokenStore(name, server.url)
+    if command == "logout":
+        print(logout(name, store))
+        return 0
+
+    async def show(url: str) -> None:
+        opened = browser and await open_in_browser(url)
+        where = (
+            "Opened your browser; if it did not open, visit" if opened else "Open this URL in your browser"
+        )
+        print(f"{where}:\n\n  {url}\n\nWaiting for the login to finish...", flush=True)
+
+    try:
+        print(await login(name, server.url, server.oauth, store, show, headers=dict(server.headers)))
+    except LoginError as exc:
+        return _fail(str(exc), 1)
+    return 0
 
 
 if __name__ == "__main__":

@@ -104,3 +104,31 @@ def test_disabled_server_skipped(tmp_path: Path) -> None:
     path = tmp_path / "mcp.json"
     path.write_text(json.dumps({"mcpServers": {"off": {"command": "x", "disabled": True}}}))
     assert load_server_configs(Config(), str(path)) == {}
+
+
+def test_oauth_table_of_http_servers() -> None:
+    from turnstone_tui.mcp.auth.settings import OAuthSettings
+
+    base = {"type": "http", "url": "https://x/mcp"}
+    plain = parse_server("r", base, "c")
+    assert plain is not None and plain.oauth == OAuthSettings() and plain.uses_oauth
+    off = parse_server("r", {**base, "oauth": False}, "c")
+    assert off is not None and not off.uses_oauth
+    with_header = parse_server("r", {**base, "headers": {"authorization": "Bearer t"}}, "c")
+    assert with_header is not None and not with_header.uses_oauth
+    table = {"client_id": "app", "client_secret": "s3cret", "scope": "read", "redirect_port": 8765}
+    configured = parse_server("r", {**base, "oauth": table}, "c")
+    assert configured is not None and configured.oauth.client_id == "app"
+    assert configured.oauth.redirect_port == 8765 and "s3cret" not in repr(configured)
+    for bad, message in (
+        ({"grant": "password"}, "grant: must be one of"),
+        ({"client_metadata_url": "http://x/client.json"}, "must be an https URL with a path"),
+        ({"grant": "client_credentials", "client_id": "a"}, "needs client_id and client_secret"),
+        ({"redirect_port": 70000}, "redirect_port"),
+        ({"token_endpoint_auth_method": "private_key_jwt"}, "token_endpoint_auth_method"),
+        ({"colour": "red"}, "unknown key"),
+    ):
+        with pytest.raises(ConfigError, match=message):
+            parse_server("r", {**base, "oauth": bad}, "c")
+    with pytest.raises(ConfigError, match="unknown key"):
+        parse_server("s", {"command": "x", "oauth": {}}, "c")  # stdio servers do not log in

@@ -5,9 +5,10 @@ TOML (config.toml)::
     [mcp.servers.github]          # stdio: command, args, env, cwd
     command = "npx"
     args = ["-y", "@modelcontextprotocol/server-github"]
-    [mcp.servers.remote]          # streamable HTTP: type = "http", url, headers
+    [mcp.servers.remote]          # streamable HTTP: type = "http", url, headers, oauth
     type = "http"
     url = "https://mcp.example.com/mcp"
+    oauth = { client_id = "...", client_secret = "..." }   # optional: see auth/settings.py
 
 JSON (``--mcp-config``): ``{"mcpServers": {"github": {"command": ..., "args": [...], "env": {...}}}}``.
 Servers from the JSON file replace TOML servers of the same name. Names containing ``__`` are
@@ -24,6 +25,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..config import Config, ConfigError
+from .auth.settings import DEFAULT as OAUTH_DEFAULT
+from .auth.settings import OAuthSettings
 from .transports import TRANSPORTS, transport_for_type
 
 Transport = str  # a name in transports.TRANSPORTS
@@ -45,12 +48,22 @@ class ServerConfig:
     cwd: str | None = None
     url: str = ""
     headers: dict[str, str] = field(default_factory=dict)
+    oauth: OAuthSettings = OAUTH_DEFAULT  # HTTP servers: how to log in (auth/settings.py)
     # "legacy" (the default): the initialize handshake first, as the 2025-11-25 lifecycle says;
     # "auto": probe the draft protocol with server/discover, fall back to the handshake.
     protocol: Protocol = "legacy"
     log_level: str = ""  # logging/setLevel after connecting ("" = [mcp] log_level)
     source: str = ""  # where it was defined, for messages
     invalid: str = ""  # why this entry cannot be used (the server is shown failed, the others run)
+
+    @property
+    def uses_oauth(self) -> bool:
+        """An HTTP server that may be logged in to (not turned off, no Authorization header of its own)."""
+        return (
+            self.transport == "http"
+            and self.oauth.enabled
+            and not any(k.lower() == "authorization" for k in self.headers)
+        )
 
     @property
     def target(self) -> str:

@@ -60,6 +60,7 @@ class McpManager:
         refresh_interval: float = 14400.0,
         client_side: ClientSide | None = None,
         log_level: str = "",
+        auth_dir: Path | None = None,
     ) -> None:
         self.client_side = client_side or ClientSide()
         self.client_side.on_log = self._on_log
@@ -74,6 +75,7 @@ class McpManager:
                 client_side=self.client_side,
                 log_level=log_level,
                 on_resource_updated=self._on_resource_updated,
+                auth_dir=auth_dir,
             )
             for name, config in servers.items()
         }
@@ -130,6 +132,51 @@ class McpManager:
         for task in list(self._rereads):
             task.cancel()
         await asyncio.gather(*(conn.close() for conn in self._conns.values()), return_exceptions=True)
+
+    # --- OAuth ---------------------------------------------------------------------------------
+
+    def _login_target(self, server: str) -> ServerConnection:
+        from .auth.login import LoginError
+
+        conn = self._conns.get(server)
+        if conn is None:
+            known = ", ".join(self._conns) or "none"
+            raise LoginError(f"no MCP server named '{server}' (configured: {known})")
+        if conn.config.transport != "http":
+            raise LoginError(f"MCP server '{server}' is {conn.config.transport}: only HTTP servers log in")
+        if not conn.config.uses_oauth:
+            raise LoginError(
+                f"MCP server '{server}' does not use OAuth (oauth = false, or an Authorization header is set)"
+            )
+        return conn
+
+    async def login(self, server: str, show_url: Callable[[str], Any]) -> str:
+        """Log in to an HTTP server in the browser (``show_url`` gets the authorization URL), then
+        reconnect it with the new token. Returns a report; LoginError (auth.login) when it fails."""
+        from .auth.login import login
+
+        conn = self._login_target(server)
+        config = conn.config
+        message = await login(
+            server, config.url, config.oauth, conn.token_store(), show_url, headers=dict(config.headers)
+        )
+        await conn.close()
+        conn.connect()
+        await conn.wait_settled(self._connect_timeout + 1)
+        if conn.state is ServerState.CONNECTED:
+            return f"{message}\nMCP server '{server}' connected: {len(conn.tools)} tools"
+        return f"{message}\nMCP server '{server}' is {conn.state.value}: {conn.error or ''}".rstrip(": ")
+
+    async def logout(self, server: str) -> str:
+        """Forget the server's tokens and reconnect it (it then needs a login again)."""
+        from .auth.login import logout
+
+        conn = self._login_target(server)
+        message = logout(server, conn.token_store())
+        await conn.close()
+        conn.connect()
+        await conn.wait_settled(self._connect_timeout + 1)
+        return message
 
     # --- the client's side: what servers may ask, roots, logs --------------------------------
 

@@ -18,6 +18,7 @@ import tempfile
 import time
 import warnings
 from collections.abc import AsyncIterator, Callable, Iterable
+from pathlib import Path
 from typing import IO, Any
 
 import anyio
@@ -38,6 +39,7 @@ from ..core.mcp_bridge import (
     ToolInfo,
 )
 from . import convert
+from .auth.store import TokenStore
 from .client_side import ClientSide
 from .config import ServerConfig
 from .transports import TRANSPORTS
@@ -145,8 +147,10 @@ class ServerConnection:
         client_side: ClientSide | None = None,
         log_level: str = "",
         on_resource_updated: ResourceUpdatedFn | None = None,
+        auth_dir: Path | None = None,
     ) -> None:
         self.config = config
+        self._auth_dir = auth_dir
         self._on_resource_updated = on_resource_updated
         # Resources the model read, subscribed for notifications/resources/updated (kept across
         # reconnects: subscribed again on each connection).
@@ -223,6 +227,20 @@ class ServerConnection:
         if response.status_code in (401, 403):
             challenge = response.headers.get("www-authenticate", "")
             self.auth_problem = (response.status_code, challenge)
+        elif response.status_code < 300 and str(response.request.url) == self.config.url:
+            self.auth_problem = None  # the server took the token after all (refreshed, logged in)
+
+    def token_store(self) -> TokenStore:
+        """Where this server's OAuth tokens live (HTTP servers)."""
+        return TokenStore(self.name, self.config.url, self._auth_dir)
+
+    def _auth(self) -> Any:
+        """The OAuth of this connection: stored tokens and refresh, never a browser (None: no OAuth)."""
+        if not self.config.uses_oauth:
+            return None
+        from .auth.provider import connection_auth
+
+        return connection_auth(self.config.url, self.config.oauth, self.token_store())
 
     def _describe_failure(self, reason: str) -> str:
         problem = self.auth_problem
@@ -231,9 +249,11 @@ class ServerConnection:
         status, challenge = problem
         what = "401 Unauthorized" if status == 401 else "403 Forbidden"
         hint = f" (WWW-Authenticate: {challenge})" if challenge else ""
+        if not self.config.uses_oauth:
+            return f"needs login: the server answered {what}{hint}; check the token in this server's headers"
         return (
-            f"needs login: the server answered {what}{hint}; OAuth login is not supported yet, "
-            "put a token in this server's headers"
+            f"needs login: the server answered {what}{hint}; log in with /mcp login {self.name} "
+            f"(l in the MCP panel; from a shell: turnstone-tui mcp login {self.name})"
         )
 
     def note_progress(self, tool: str, value: float, total: float | None, message: str | None) -> None:
@@ -369,7 +389,7 @@ class ServerConnection:
         @contextlib.asynccontextmanager
         async def watched() -> AsyncIterator[tuple[Any, Any]]:
             async with TRANSPORTS[config.transport].open(
-                config, errlog=self._stderr, on_http_response=self._on_http_response
+                config, errlog=self._stderr, on_http_response=self._on_http_response, auth=self._auth()
             ) as (read, write):
                 yield _WatchedReadStream(read, on_end), write
 

@@ -13,6 +13,7 @@ from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from ..config import ConfigError
 from ..core.child_env import child_marker, ensure_guardian_async, scrubbed_env
+from .auth.settings import parse_oauth
 
 if TYPE_CHECKING:
     from .config import ServerConfig
@@ -42,9 +43,15 @@ class McpTransport(Protocol):
         ...
 
     def open(
-        self, config: ServerConfig, *, errlog: IO[str] | None, on_http_response: HttpHook | None = None
+        self,
+        config: ServerConfig,
+        *,
+        errlog: IO[str] | None,
+        on_http_response: HttpHook | None = None,
+        auth: Any = None,
     ) -> contextlib.AbstractAsyncContextManager[Streams]:
-        """Start the process or the connection; yields the SDK's read and write streams."""
+        """Start the process or the connection; yields the SDK's read and write streams
+        (``auth``: an ``httpx2.Auth`` for HTTP transports, the server's OAuth)."""
         ...
 
 
@@ -102,7 +109,12 @@ class StdioTransport:
 
     @contextlib.asynccontextmanager
     async def open(
-        self, config: ServerConfig, *, errlog: IO[str] | None, on_http_response: HttpHook | None = None
+        self,
+        config: ServerConfig,
+        *,
+        errlog: IO[str] | None,
+        on_http_response: HttpHook | None = None,
+        auth: Any = None,
     ) -> AsyncIterator[Streams]:
         from mcp import StdioServerParameters
         from mcp.client.stdio import stdio_client
@@ -124,7 +136,7 @@ class HttpTransport:
     name = "http"
     label = "an HTTP server"
     type_names = frozenset({"http", "streamable-http", "streamable_http", "streamablehttp"})
-    keys = _COMMON_KEYS | {"url", "headers"}
+    keys = _COMMON_KEYS | {"url", "headers", "oauth"}
     closed_reason = "the server closed the connection"
     keeps_stderr = False
 
@@ -135,19 +147,28 @@ class HttpTransport:
         url = _str(table.get("url", ""), f"{where}.url")
         if not url.startswith(("http://", "https://")):
             raise ConfigError(f"{where}.url: an HTTP server needs an http:// or https:// url, got {url!r}")
-        return {"url": url, "headers": _str_dict(table.get("headers", {}), f"{where}.headers")}
+        return {
+            "url": url,
+            "headers": _str_dict(table.get("headers", {}), f"{where}.headers"),
+            "oauth": parse_oauth(table.get("oauth"), f"{where}.oauth"),
+        }
 
     def target(self, config: ServerConfig) -> str:
         return config.url
 
     @contextlib.asynccontextmanager
     async def open(
-        self, config: ServerConfig, *, errlog: IO[str] | None, on_http_response: HttpHook | None = None
+        self,
+        config: ServerConfig,
+        *,
+        errlog: IO[str] | None,
+        on_http_response: HttpHook | None = None,
+        auth: Any = None,
     ) -> AsyncIterator[Streams]:
         from mcp.client.streamable_http import streamable_http_client
         from mcp.shared._httpx_utils import create_mcp_http_client
 
-        http = create_mcp_http_client(headers=dict(config.headers) or None)
+        http = create_mcp_http_client(headers=dict(config.headers) or None, auth=auth)
         if on_http_response is not None:
             http.event_hooks = {
                 **http.event_hooks,
