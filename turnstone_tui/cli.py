@@ -173,9 +173,9 @@ async def run_headless(cfg: Config, prompt: str, args: argparse.Namespace) -> in
     except (ProviderError, ToolDefinitionError, ConfigError, StorageError) as exc:
         return _fail(str(exc), 1)
     try:
-        banner = getattr(runtime.provider, "banner", None)
-        if callable(banner):
-            ui.on_info(banner())
+        banner = runtime.provider.banner()
+        if banner:
+            ui.on_info(banner)
         if runtime.mcp is not None and runtime.mcp.statuses():
             await runtime.mcp.wait_ready(cfg.mcp.connect_timeout)
             for status in runtime.mcp.statuses():  # no browser here: say which server is unusable and why

@@ -105,6 +105,11 @@ class HeadlessUI:
         prefix = "│ " if stream == "stdout" else "│ [stderr] "
         self.err.write(f"{self._dim}{prefix}{terminal_safe(line.rstrip(chr(10)))}{self._reset}\n")
 
+    def on_tool_progress(
+        self, call_id: str, progress: float, total: float | None, message: str | None
+    ) -> None:
+        """Progress is for a live screen; the headless transcript keeps to output and results."""
+
     def on_tool_result(self, call_id: str, name: str, result: ToolResult) -> None:
         status = STATUS_LABELS[result.status] if result.status is not None else "ok"
         first = result.text.strip().splitlines()[:1]

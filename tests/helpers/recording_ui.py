@@ -33,6 +33,7 @@ class RecordingUI:
     reasoning: list[str] = field(default_factory=list)
     chunks: dict[str, list[tuple[str, OutputStream]]] = field(default_factory=dict)
     results: dict[str, tuple[str, ToolResult]] = field(default_factory=dict)
+    progress: dict[str, list[tuple[float, float | None, str | None]]] = field(default_factory=dict)
     approval_requests: list[list[PreparedItem]] = field(default_factory=list)
     plans_shown: list[tuple[str, str]] = field(default_factory=list)
     prepared: list[PreparedItem] = field(default_factory=list)
@@ -77,6 +78,11 @@ class RecordingUI:
 
     def on_tool_output_chunk(self, call_id: str, line: str, stream: OutputStream) -> None:
         self.chunks.setdefault(call_id, []).append((line, stream))
+
+    def on_tool_progress(
+        self, call_id: str, progress: float, total: float | None, message: str | None
+    ) -> None:
+        self.progress.setdefault(call_id, []).append((progress, total, message))
 
     def on_tool_result(self, call_id: str, name: str, result: ToolResult) -> None:
         self.results[call_id] = (name, result)

@@ -521,7 +521,33 @@ async def test_history_longer_than_the_context_is_trimmed_not_an_error() -> None
 
 @pytest.mark.local_model
 @pytest.mark.skipif(_MISSING is not None, reason=_MISSING or "")
-async def test_cancelling_mid_stream_stops_generation_quickly(local_provider: LocalProvider) -> None:
+async def test_cancelling_mid_stream_stops_generation_quickly(
+    local_provider: LocalProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Cancel stops llama.cpp's generation itself (its token generator is closed early), not only the
+    stream the caller sees. Counted in tokens, not seconds: the 2 shared cores may be busy."""
+    await asyncio.wait_for(local_provider.load(), STREAM_TIMEOUT)
+    llama = local_provider._llama
+    real_completion = llama.create_chat_completion
+    generation = {"pulled": 0, "closed_early": False, "exhausted": False}
+
+    def counting_completion(*args: object, **kwargs: object) -> object:
+        inner = real_completion(*args, **kwargs)
+
+        def chunks() -> object:
+            try:
+                for chunk in inner:
+                    generation["pulled"] += 1
+                    yield chunk
+                generation["exhausted"] = True
+            except GeneratorExit:
+                generation["closed_early"] = True
+                inner.close()
+                raise
+
+        return chunks()
+
+    monkeypatch.setattr(llama, "create_chat_completion", counting_completion)
     request = ModelRequest(
         messages=[{"role": "user", "content": "Write a very long story about a dragon and a knight."}],
         max_tokens=1000,  # about 10 s of generation if it were not stopped
@@ -539,23 +565,20 @@ async def test_cancelling_mid_stream_stops_generation_quickly(local_provider: Lo
     task = asyncio.create_task(consume())
     await asyncio.wait_for(first_tokens.wait(), STREAM_TIMEOUT)
     task.cancel()
-    cancelled_at = time.monotonic()
     with pytest.raises(asyncio.CancelledError):
         await task
-    await _join_workers(5)
-    assert not _worker_threads(), "the generation thread kept running after cancel"
-    assert time.monotonic() - cancelled_at < 1.5
     count_at_cancel = len(received)
-    await asyncio.sleep(0.3)
-    assert len(received) == count_at_cancel
+    await _join_workers(STREAM_TIMEOUT)
+    assert not _worker_threads(), "the generation thread kept running after cancel"
+    assert generation["closed_early"] and not generation["exhausted"], generation
+    assert generation["pulled"] < 500, generation  # far from the 1000 tokens asked for
+    assert len(received) == count_at_cancel  # nothing reaches the caller after the cancel
 
-    # The model is free again at once: a new request answers promptly.
-    start = time.monotonic()
+    # The model is free again: a new request is answered.
     events = await _collect(
         local_provider, ModelRequest(messages=[{"role": "user", "content": "Hi"}], max_tokens=8)
     )
     assert isinstance(events[-1], StreamDone)
-    assert time.monotonic() - start < 5
 
 
 @pytest.mark.local_model

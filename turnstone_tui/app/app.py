@@ -194,10 +194,9 @@ class TurnstoneApp(App[None]):
             self.status_bar.state = SessionState.ERROR
             return
         await self.chat.add_welcome(welcome_text(self.runtime.provider, self.cwd))
-        banner = getattr(self.runtime.provider, "banner", None)
-        if callable(banner):
-            with contextlib.suppress(Exception):
-                await self.chat.add_info(str(banner()))
+        banner = self.runtime.provider.banner()
+        if banner:
+            await self.chat.add_info(banner)
         if session_id and replay and self.session.messages:
             await replay_messages(self.chat, self.session.messages, limit=self.chat.max_widgets // 2)
             for message in self.session.messages:

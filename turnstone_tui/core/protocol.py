@@ -48,6 +48,11 @@ class SessionUI(Protocol):
     def on_tool_output_chunk(self, call_id: str, line: str, stream: OutputStream) -> None:
         """One line of live output (bash), routed by call_id."""
 
+    def on_tool_progress(
+        self, call_id: str, progress: float, total: float | None, message: str | None
+    ) -> None:
+        """A running call reported progress (MCP progress notifications): ``progress`` of ``total``."""
+
     def on_tool_result(self, call_id: str, name: str, result: ToolResult) -> None:
         """The final result of one call (also for denied, failed and cancelled calls)."""
 
@@ -89,6 +94,9 @@ class NullUI:
 
     def on_tool_start(self, item: PreparedItem) -> None: ...
     def on_tool_output_chunk(self, call_id: str, line: str, stream: OutputStream) -> None: ...
+    def on_tool_progress(
+        self, call_id: str, progress: float, total: float | None, message: str | None
+    ) -> None: ...
     def on_tool_result(self, call_id: str, name: str, result: ToolResult) -> None: ...
 
     async def review_plan(self, plan: str, path: str, version: int = 1) -> PlanReview:

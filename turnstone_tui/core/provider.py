@@ -109,6 +109,15 @@ class Provider(Protocol):
     # supports it or not by the capability table (a [models.NAME] tool_search override wins).
     native_tool_search: bool | None
 
+    @property
+    def context_window(self) -> int | None:
+        """The context the model really runs with, when the provider knows better than the config."""
+        ...
+
+    def banner(self) -> str | None:
+        """A line to show the user when a session starts (e.g. that the model is small and offline)."""
+        ...
+
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         """Stream one model response. Raises ProviderError on failure.
 

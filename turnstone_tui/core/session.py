@@ -247,7 +247,7 @@ class ChatSession:
             threshold=tools_cfg.search_threshold,
             max_results=tools_cfg.search_max_results,
         )
-        native = getattr(self.provider, "native_tool_search", None)
+        native = self.provider.native_tool_search
         manager.tier, notice = decide_tier(tier_override(self.config, self.provider.model), native)
         if notice:
             self.ui.on_info(notice)
@@ -731,7 +731,7 @@ class ChatSession:
             state=self.state,
             prompt_tokens=self.prompt_tokens,
             completion_tokens=self.completion_tokens,
-            context_window=getattr(self.provider, "context_window", None) or self.config.model.context_window,
+            context_window=self.provider.context_window or self.config.model.context_window,
             mcp_connected=connected,
             mcp_total=total,
             session_id=self.session_id,

@@ -48,6 +48,11 @@ class SubagentUI:
     def on_tool_output_chunk(self, call_id: str, line: str, stream: OutputStream) -> None:
         self.parent.on_tool_output_chunk(call_id, line, stream)
 
+    def on_tool_progress(
+        self, call_id: str, progress: float, total: float | None, message: str | None
+    ) -> None:
+        self.parent.on_tool_progress(call_id, progress, total, message)
+
     def on_tool_result(self, call_id: str, name: str, result: ToolResult) -> None:
         self.parent.on_tool_result(call_id, name, result)
 

@@ -65,16 +65,14 @@ async def prepare_mcp_tool(ctx: ToolContext, call_id: str, name: str, args: dict
         server, tool = found
 
     async def execute(ectx: ExecContext) -> ToolResult:
-        report = getattr(ctx.ui, "on_tool_progress", None)
-        if not callable(report):
-            return _truncated(ctx, await mcp.call_tool(name, args))
+        ui = ctx.ui
 
         def progress(value: float, total: float | None, message: str | None) -> None:
-            report(ectx.call_id, value, total, message)
+            ui.on_tool_progress(ectx.call_id, value, total, message)
 
-        return _truncated(ctx, await mcp.call_tool(name, args, on_progress=progress))  # type: ignore[call-arg]
+        return _truncated(ctx, await mcp.call_tool(name, args, on_progress=progress))
 
-    info = mcp.tool_info(name) if callable(getattr(mcp, "tool_info", None)) else None  # type: ignore[union-attr]
+    info = mcp.tool_info(name)
     hint = info.hint_label() if info is not None else ""
     # Annotations are the server's claims: shown in the approval modal; trusted to skip the
     # question only when the user opted in ([mcp] auto_approve_read_only).

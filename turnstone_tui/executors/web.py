@@ -137,7 +137,7 @@ async def answer_from_page(ctx: ToolContext, question: str, url: str, text: str)
             {"role": "user", "content": f"Question: {question}\n\nPage: {url}\n\nPage text:\n{text}"},
         ],
         tools=[],
-        model=getattr(ctx.provider, "model", "") or "",
+        model=ctx.provider.model if ctx.provider is not None else "",
     )
     parts: list[str] = []
     async with asyncio.timeout(ANSWER_TIMEOUT):

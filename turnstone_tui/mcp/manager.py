@@ -21,6 +21,7 @@ from ..core.mcp_bridge import (
     McpEvent,
     McpListener,
     McpPromptRef,
+    ProgressFn,
     PromptInfo,
     ResourceInfo,
     ResourceUpdate,
@@ -33,7 +34,7 @@ from . import convert
 from .asks import ServerAsks
 from .client_side import ClientSide, LogEntry, Sampler
 from .config import ServerConfig, load_server_configs
-from .server_conn import McpCallError, ProgressFn, ServerConnection
+from .server_conn import McpCallError, ServerConnection
 
 __all__ = ["McpManager", "McpEvent", "ServerState", "ServerStatus"]
 

@@ -31,6 +31,7 @@ from pydantic import ValidationError
 
 from ..core.mcp_bridge import (
     EventKind,
+    ProgressFn,
     ProgressInfo,
     PromptInfo,
     ResourceInfo,
@@ -51,7 +52,6 @@ _MAX_PAGES = 100  # a paginator that never ends cannot hang a listing
 _HEALTH_TIMEOUT = 5.0  # after a call timed out: does the server still answer at all?
 _COALESCE = 0.05  # seconds: bursts of list_changed notifications become one refresh
 
-ProgressFn = Callable[[float, float | None, str | None], None]
 UpdateFn = Callable[["ServerConnection", EventKind, tuple[str, ...], tuple[str, ...]], None]
 ResourceUpdatedFn = Callable[["ServerConnection", str], None]
 MAX_SUBSCRIPTIONS = 32  # resources one server keeps subscribed for the model (the first ones read)

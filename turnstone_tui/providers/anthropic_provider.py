@@ -288,6 +288,13 @@ class AnthropicProvider:
     def from_config(cls, config: Config) -> AnthropicProvider:
         return cls(**provider_settings(config), native_web_search=config.tools.native_web_search)
 
+    @property
+    def context_window(self) -> int | None:
+        return None  # the config's model.context_window applies
+
+    def banner(self) -> str | None:
+        return None
+
     async def aclose(self) -> None:
         await self._client.close()
 

@@ -165,6 +165,13 @@ class OpenAIProvider:
     def from_config(cls, config: Config) -> OpenAIProvider:
         return cls(**provider_settings(config))
 
+    @property
+    def context_window(self) -> int | None:
+        return None  # the config's model.context_window applies
+
+    def banner(self) -> str | None:
+        return None
+
     async def aclose(self) -> None:
         await self._client.close()
 

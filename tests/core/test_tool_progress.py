@@ -1,0 +1,60 @@
+"""MCP progress reaches every front end through the typed UI protocol (SessionUI.on_tool_progress),
+not only the Textual one: a real session, the scripted model, a real MCP server reporting progress."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from tests.helpers.mcp_servers import asking_server
+from tests.helpers.model_server import Reply, ScriptedModelServer
+from tests.helpers.recording_ui import RecordingUI
+from turnstone_tui.core.protocol import SessionUI
+from turnstone_tui.core.subagent import SubagentUI
+from turnstone_tui.headless import HeadlessUI
+from turnstone_tui.mcp.manager import McpManager
+from turnstone_tui.providers.factory import create_provider
+from turnstone_tui.runtime import build_session
+
+pytestmark = pytest.mark.timeout(120)
+
+
+@pytest.fixture
+async def asking_mcp() -> AsyncIterator[McpManager]:
+    manager = McpManager({"asking": asking_server()}, connect_timeout=60, call_timeout=30)
+    await manager.start()
+    await manager.wait_ready(90)
+    try:
+        yield manager
+    finally:
+        await manager.aclose()
+
+
+async def test_progress_of_a_running_mcp_tool_reaches_the_ui(
+    model_server: ScriptedModelServer, asking_mcp: McpManager, tmp_path: Path
+) -> None:
+    model_server.script(
+        [Reply.tools([("mcp__asking__steps", {"count": 3}, "call_steps")]), Reply.text("all steps done")]
+    )
+    cfg = model_server.config("openai")
+    cfg.tools.skip_permissions = True
+    ui = RecordingUI()
+    session = build_session(cfg, create_provider(cfg), ui, mcp=asking_mcp, cwd=tmp_path)
+    await session.start()
+    await session.send("do the steps")
+    assert ui.results["call_steps"][1].text == "did 3 steps"
+    assert ui.progress["call_steps"] == [(1, 3, "step 1 of 3"), (2, 3, "step 2 of 3"), (3, 3, "step 3 of 3")]
+    assert "all steps done" in ui.text
+
+
+def test_every_front_end_speaks_the_progress_callback() -> None:
+    import io
+
+    parent = RecordingUI()
+    sub = SubagentUI(parent, "task")
+    sub.on_tool_progress("c1", 1, 2, "half")
+    assert parent.progress == {"c1": [(1, 2, "half")]}
+    for ui in (parent, sub, HeadlessUI(out=io.StringIO(), err=io.StringIO())):
+        assert isinstance(ui, SessionUI)
