@@ -1,6 +1,6 @@
 """Snapshots of the real TurnstoneApp shell (real Runtime and ChatSession, scripted model server):
-the empty app, a streamed answer (dark and light themes), the slash-command completion, an error state
-and the help screen.
+the empty app, a streamed answer (dark and light themes), the slash-command completion, an error state,
+the help screen and the watch inbox.
 
 Every snapshot was looked at as a picture before it was accepted. The UI clock is frozen, the cursor
 does not blink, the terminal size is fixed and token usage is scripted so the status bar is stable.
@@ -25,6 +25,7 @@ from tests.helpers.model_server import Reply, ScriptedModelServer  # noqa: E402
 from tests.helpers.scripted_config import scripted_config  # noqa: E402
 from turnstone_tui.app.app import TurnstoneApp  # noqa: E402
 from turnstone_tui.app.screens.help import HelpScreen  # noqa: E402
+from turnstone_tui.app.screens.inbox import InboxScreen  # noqa: E402
 from turnstone_tui.runtime import Runtime, RuntimeOptions  # noqa: E402
 from turnstone_tui.widgets.prompt_input import CompletionMenu  # noqa: E402
 
@@ -155,5 +156,50 @@ def test_help_screen(snap_compare, model_server: ScriptedModelServer, tmp_path: 
         app = await ready(pilot)
         await pilot.press("f1")
         await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen), what="the help screen")
+
+    assert snap_compare(make_app(model_server, tmp_path), terminal_size=SIZE, run_before=run_before)
+
+
+INBOX_NOW = 1_800_000_000.0
+WAITING = [
+    (
+        "a1b2c3d4e5f6",
+        "deploy the 2.4 release to staging",
+        "deploy",
+        420.0,
+        '[watch deploy] condition met (`"finished" in output`) after 3 poll(s) of `./deploy-status staging` '
+        "(exit code 0):\nstaging: deploy finished, 12/12 pods ready",
+    ),
+    (
+        "0f9e8d7c6b5a",
+        "why is CI red on main?",
+        "ci",
+        3 * 3600.0,
+        "[watch ci] output changed after 7 poll(s) of `gh run list --limit 1` (exit code 0):\n"
+        "completed  success  main  CI  push  2m13s",
+    ),
+]
+
+
+def test_inbox_screen(snap_compare, model_server: ScriptedModelServer, tmp_path: Path) -> None:
+    """Two watch results waiting for closed conversations: the status bar count and the inbox."""
+
+    async def run_before(pilot: Pilot) -> None:
+        app = await ready(pilot)
+        storage = app.runtime.storage
+        for sid, prompt, name, age, text in WAITING:
+            await storage.create_session(sid)
+            await storage.append_message(sid, {"role": "user", "content": prompt})
+            rid = await storage.queue_watch_result(sid, text, watch_id=name, name=name)
+            await storage.conn.execute(
+                "UPDATE watch_results SET created = ? WHERE id = ?", (INBOX_NOW - age, rid)
+            )
+        await storage.conn.commit()
+        app.refresh_inbox()
+        await wait_until(pilot, lambda: app.status_bar.inbox == 2, what="the inbox count")
+        results = await app.runtime.inbox()
+        app.push_screen(InboxScreen(results, now=INBOX_NOW))
+        await wait_until(pilot, lambda: isinstance(app.screen, InboxScreen), what="the inbox")
+        await pilot.pause(0.2)
 
     assert snap_compare(make_app(model_server, tmp_path), terminal_size=SIZE, run_before=run_before)

@@ -187,6 +187,8 @@ async def run_headless(cfg: Config, prompt: str, args: argparse.Namespace) -> in
             session = await runtime.create_session(ui, session_id=args.resume)
         except ValueError as exc:
             return _fail(str(exc), 1)
+        # a resumed session first takes the watch results that waited for it (each as its turn)
+        await session.deliver_watch_results()
         await session.send(prompt)
         print(f"session: {session.session_id}", file=sys.stderr)
     finally:
@@ -216,6 +218,7 @@ def run_app(cfg: Config, args: argparse.Namespace) -> int:
         runtime_module = await asyncio.to_thread(importlib.import_module, f"{__package__}.runtime")
         options = _runtime_options(args)
         options.warm_imports = True
+        options.watch_host = True  # the app also polls the watches of sessions open nowhere
         return await runtime_module.Runtime.create(cfg, options=options)
 
     # The runtime (storage, provider, MCP) is built inside the app so the first frame is not delayed.

@@ -81,6 +81,9 @@ class RuntimeOptions:
     cwd: Path | None = None
     start_mcp: bool = True
     start_watches: bool = True
+    watch_host: bool = False
+    """Also poll the watches of sessions no process has open (when this process is the database's
+    watch host); their results wait in the inbox. The app is; a headless run polls only its own."""
     warm_imports: bool = False
     """Once the first session is ready, import in a thread what the first tool call would otherwise
     import on the event loop (the app; a headless run would only wait for it at exit)."""
@@ -117,6 +120,7 @@ class Runtime:
         self._watch_runner: WatchRunner | None = None
         self._provider_listeners: list[Callable[[Provider], None]] = []
         self._warm_timer: asyncio.TimerHandle | None = None
+        self._inbox_listeners: list[Callable[[], None]] = []
 
     @classmethod
     async def create(
@@ -251,19 +255,49 @@ class Runtime:
 
         self._watch_runner = WatchRunner(
             self.storage,
-            self._inject,
+            self._on_watch_result,
             sandbox=sandbox_policy(self.config),
             env_passthrough=tuple(self.config.env.passthrough),
+            owns=self.sessions.__contains__,
+            adopt_unowned=self.options.watch_host,
         )
         self._watch_runner.start()
 
-    async def _inject(self, session_id: str, text: str) -> None:
+    async def _on_watch_result(self, session_id: str, text: str) -> None:
+        """A result was queued: the open session takes it at its next idle moment; one for a
+        session that is not open waits in the inbox until it is resumed."""
         session = self.sessions.get(session_id)
-        if session is None:
-            log.info("watch fired for session %s which is not open; stored for later", session_id)
-            await self.storage.append_message(session_id, {"role": "user", "content": text})
+        if session is not None:
+            session.schedule_watch_delivery()
             return
-        asyncio.get_running_loop().create_task(session.inject(text))
+        log.info("watch result for session %s, which is not open: in the inbox", session_id)
+        for listener in list(self._inbox_listeners):
+            listener()
+
+    def add_inbox_listener(self, listener: Callable[[], None]) -> Callable[[], None]:
+        """``listener()`` is called when a result for a session not open here is queued."""
+        self._inbox_listeners.append(listener)
+        return lambda: self._inbox_listeners.remove(listener) if listener in self._inbox_listeners else None
+
+    async def inbox(self) -> list[dict[str, Any]]:
+        """Undelivered watch results of the sessions that are open nowhere (oldest first): they are
+        delivered when their session is resumed. Those of sessions open in another process are its
+        to deliver, those of sessions open here are delivered by them."""
+        rows = await self.storage.pending_watch_results()
+        elsewhere: dict[str, bool] = {}
+        waiting = []
+        for row in rows:
+            sid = row["session_id"]
+            if sid in self.sessions:
+                continue
+            if sid not in elsewhere:
+                try:
+                    elsewhere[sid] = self.storage.held_elsewhere(sid)
+                except OSError:
+                    elsewhere[sid] = False
+            if not elsewhere[sid]:
+                waiting.append(row)
+        return waiting
 
     async def aclose(self) -> None:
         if self._warm_timer is not None:

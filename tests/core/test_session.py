@@ -277,17 +277,21 @@ async def test_plan_gate_annotate_refines_then_accept(model_server, tmp_path) ->
     assert ui.text.endswith("Proceeding.")
 
 
-async def test_watch_injections_are_capped_without_a_user_turn(model_server, tmp_path) -> None:
-    model_server.script([Reply.text(f"seen {i}") for i in range(7)])
+async def test_watch_injections_are_capped_without_a_user_turn_and_the_rest_deferred(
+    model_server, tmp_path
+) -> None:
+    model_server.script([Reply.text(f"seen {i}") for i in range(8)])
     ui = RecordingUI()
     session = await new_session(make_config(model_server, tmp_path), ui, tmp_path)
     for i in range(6):
         await session.inject(f"[watch w] fired {i}")
     assert len(model_server.model_requests()) == 5
-    assert any("held back" in info for info in ui.infos)
+    assert any("held back" in info and "after your next message" in info for info in ui.infos)
     await session.send("user is back")  # a user turn resets the streak
-    await session.inject("[watch w] fired again")
+    assert len(model_server.model_requests()) == 6
+    await session.deliver_watch_results()  # the held-back result was deferred, not dropped
     assert len(model_server.model_requests()) == 7
+    assert model_server.model_requests()[-1].body["messages"][-1]["content"] == "[watch w] fired 5"
 
 
 async def test_usage_is_reported_in_status(model_server, tmp_path) -> None:

@@ -408,7 +408,7 @@ async def test_a_watch_result_arrives_in_the_session_as_a_user_message(
         await session.send("tell me when the job finishes")
         assert [i.func_name for batch in ui.approval_requests for i in batch] == ["watch"]
         clock = Clock()
-        runner = WatchRunner(storage, lambda sid, text: session.inject(text), clock=clock)
+        runner = WatchRunner(storage, lambda sid, text: session.deliver_watch_results(), clock=clock)
         assert await runner.run_once() == []
         (tmp_path / "status").write_text("finished\n")
         clock.now += 10

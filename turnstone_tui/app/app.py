@@ -51,6 +51,9 @@ log = logging.getLogger(__name__)
 QUIT_CONFIRM_SECONDS = 2.0
 RuntimeFactory = Callable[[], Awaitable["Runtime"]]
 
+INBOX_REFRESH_SECONDS = 15.0
+"""How often the inbox count is read again (another process may have queued results)."""
+
 GC_QUIET_SECONDS = 1.0
 """No streamed output for this long: a good moment for a long turn's full collection."""
 
@@ -75,6 +78,7 @@ class TurnstoneApp(App[None]):
         Binding("ctrl+c", "ctrl_c", "Quit", show=False, priority=True),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
         Binding("f2", "toggle_mcp", "MCP panel"),
+        Binding("f3", "inbox", "Inbox", show=False),
         Binding("f1", "help", "Help"),
         Binding("ctrl+l", "clear_screen", "Clear", show=False),
     ]
@@ -113,6 +117,7 @@ class TurnstoneApp(App[None]):
         self._engine_closed = False  # not `_closed`: that is MessagePump state
         self._queued = PromptQueue()
         self._remove_mcp_listener: Callable[[], None] | None = None
+        self._remove_inbox_listener: Callable[[], None] | None = None
         self._mcp_wait = FirstTurnMcpWait()
         self._session_ready = asyncio.Event()
         self._gc = GcPacer()
@@ -208,17 +213,55 @@ class TurnstoneApp(App[None]):
                     self.prompt.add_history(strip_attachments(message["content"])[0])
         self.refresh_status()
         self.ready = True
+        # watch results: this session's are delivered at its idle moments (those that waited
+        # for it first); the others' are counted in the inbox
+        self.session.watch_delivery = True
+        self.session.schedule_watch_delivery()
+        if self._remove_inbox_listener is None:
+            self._remove_inbox_listener = self.runtime.add_inbox_listener(self.refresh_inbox)
+            self.set_interval(INBOX_REFRESH_SECONDS, self.refresh_inbox)
+        self.refresh_inbox()
         if not self._session_ready.is_set():
             # A second after start-up (a full collection takes ~100 ms: not on the first frame).
             self.set_timer(1.0, self._gc.freeze_startup)
             self.set_interval(1, self._gc_tick)
         self._session_ready.set()
         self.refresh_bindings()
-        self.call_later(self._send_next_queued)  # type-ahead from while the session started
+        self.call_later(self.send_queued)  # type-ahead from while the session started
 
     def refresh_status(self) -> None:
         if self.session is not None:
             self.status_bar.status = self.session.status()
+
+    @work(group="inbox-count", exclusive=True, exit_on_error=False)
+    async def refresh_inbox(self) -> None:
+        """Count the watch results waiting for sessions that are open nowhere (the status bar)."""
+        if self.runtime is None:
+            return
+        try:
+            self.status_bar.inbox = len(await self.runtime.inbox())
+        except Exception:  # a count is not worth an error on screen
+            log.warning("could not read the inbox", exc_info=True)
+
+    def action_inbox(self) -> None:
+        self._show_inbox()
+
+    @on(StatusBar.InboxClicked)
+    def _inbox_clicked(self) -> None:
+        self._show_inbox()
+
+    @work(group="inbox", exclusive=True, exit_on_error=False)
+    async def _show_inbox(self) -> None:
+        from .screens.inbox import InboxScreen
+
+        if self.runtime is None:
+            self.notify("The engine is still starting.", severity="warning")
+            return
+        results = await self.runtime.inbox()
+        self.status_bar.inbox = len(results)
+        chosen = await self.push_screen_wait(InboxScreen(results))
+        if chosen:
+            await self.replace_session(chosen)
 
     async def replace_session(self, session_id: str | None) -> None:
         """``/new`` and ``/resume``: stop the current turn, close the session, start another."""
@@ -249,6 +292,8 @@ class TurnstoneApp(App[None]):
         self._engine_closed = True
         if self._remove_mcp_listener is not None:
             self._remove_mcp_listener()
+        if self._remove_inbox_listener is not None:
+            self._remove_inbox_listener()
         runtime, session = self.runtime, self.session
         if session is not None:
             session.cancel()
@@ -292,7 +337,7 @@ class TurnstoneApp(App[None]):
         self._run_turn(self.session, text)
         return True
 
-    def _send_next_queued(self) -> None:
+    def send_queued(self) -> None:
         if self._queued and self.ready and not self.busy:
             self.send_prompt(self._queued.pop() or "")
 
@@ -318,7 +363,7 @@ class TurnstoneApp(App[None]):
             if session is self.session:
                 self.busy = False
                 self.status_bar.busy_since = None
-                self.call_later(self._send_next_queued)
+                self.call_later(self.send_queued)
 
     # --- engine messages --------------------------------------------------------------------
 

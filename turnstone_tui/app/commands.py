@@ -87,6 +87,11 @@ async def _resume(app: TurnstoneApp, argument: str) -> None:
         await app.replace_session(chosen)
 
 
+@slash_command("inbox", "", "Watch results waiting for closed conversations (F3)")
+async def _inbox(app: TurnstoneApp, argument: str) -> None:
+    app.action_inbox()
+
+
 @slash_command("history", "[query]", "Search past conversations, or list recent ones")
 async def _history(app: TurnstoneApp, argument: str) -> None:
     runtime = app.need_runtime()

@@ -47,6 +47,7 @@ class StreamApplier:
         self._backlog: deque[m.StreamItem | Deferred] = deque()
         self._line_offset = 0  # lines of the backlog's first OutputLines already written
         self._slice_queued = False
+        self._engine_turn = False  # the running turn was started by the engine (a watch result)
         self.last_batch_at = 0.0
         """``time.monotonic()`` of the last streamed batch (the GC pacer's "quiet" signal)."""
         self._handlers: dict[type[m.EngineMessage], Callable[[Any], Awaitable[None] | None]] = {
@@ -150,9 +151,10 @@ class StreamApplier:
     async def _turn_started(self, message: m.TurnStarted) -> None:
         app = self._app
         await app.chat.add_user(message.user_text)
-        if not app.busy:  # a watch injected this turn
+        if not app.busy:  # a watch result started this turn (the app did not)
             app.busy = True
             app.status_bar.busy_since = clock.now()
+            self._engine_turn = True
 
     async def _message_ended(self, message: m.MessageEnded) -> None:
         await self._app.chat.end_message()
@@ -192,6 +194,12 @@ class StreamApplier:
         self._app.status_bar.status = message.status
 
     async def _turn_ended(self, message: m.TurnEnded) -> None:
+        app = self._app
+        if self._engine_turn:  # a watch's turn ended: idle again, and type-ahead may go
+            self._engine_turn = False
+            app.busy = False
+            app.status_bar.busy_since = None
+            app.call_later(app.send_queued)
         chat, panes = self._app.chat, self._app.panes
         await chat.end_message()
         # Anything still shown as running was cut off (cancel): collapse its pane into the card.

@@ -137,6 +137,13 @@ class ChatSession:
         self._turn_lock = asyncio.Lock()
         self._cancel_requested = False
         self._synthetic_streak = 0
+        self.watch_delivery = False
+        """Deliver queued watch results at idle moments by itself (the app turns it on once the
+        session is shown; a headless run delivers once, before its prompt)."""
+        self._delivery_task: asyncio.Task[int] | None = None
+        self._unqueued_results: list[str] = []  # results injected without a database
+        self._deferral_told = False
+        self._closing = False
         self._partial = AssistantReply()
         self._pending_results: dict[str, ToolResult] = {}
         self._committed: set[str] = set()  # call ids whose result message is already stored
@@ -188,12 +195,18 @@ class ChatSession:
         self._emit_status()
 
     async def aclose(self) -> None:
+        self._closing = True
         if self._remove_mcp_listener:
             self._remove_mcp_listener()
             self._remove_mcp_listener = None
+        delivery, self._delivery_task = self._delivery_task, None
+        if delivery is not None and delivery is not asyncio.current_task():
+            delivery.cancel()
         self.cancel()
         if self._turn_task is not None:
             await asyncio.gather(self._turn_task, return_exceptions=True)
+        if delivery is not None and delivery is not asyncio.current_task():
+            await asyncio.gather(delivery, return_exceptions=True)
         if self._lock is not None:
             self._lock.release()
             self._lock = None
@@ -300,36 +313,90 @@ class ChatSession:
     def busy(self) -> bool:
         return self._turn_task is not None and not self._turn_task.done()
 
-    async def send(self, text: str, *, synthetic: bool = False) -> None:
-        """Run one whole turn for ``text``. Returns when the model has answered, failed or was cancelled."""
+    async def send(self, text: str, *, synthetic: bool = False, delivers: int | None = None) -> None:
+        """Run one whole turn for ``text``. Returns when the model has answered, failed or was cancelled.
+
+        ``delivers``: the id of the queued watch result this (synthetic) message is; it is marked
+        delivered in the same commit that stores the message."""
         if not synthetic:
             self._synthetic_streak = 0
-        async with self._turn_lock:
-            self._cancel_requested = False
-            attach = not synthetic and self.agent_kind == "main"  # a watch's output is not the user's @
-            task = asyncio.create_task(self._run_turn(text, attach=attach), name=f"turn:{self.session_id}")
-            self._turn_task = task
-            try:
-                await asyncio.shield(task)
-            except asyncio.CancelledError:
-                # Our caller was cancelled (not a user interrupt): stop the turn and propagate.
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
-                raise
-            finally:
-                self._turn_task = None
+            self._deferral_told = False
+        try:
+            async with self._turn_lock:
+                self._cancel_requested = False
+                attach = not synthetic and self.agent_kind == "main"  # a watch's output is not the user's @
+                task = asyncio.create_task(
+                    self._run_turn(text, attach=attach, delivers=delivers), name=f"turn:{self.session_id}"
+                )
+                self._turn_task = task
+                try:
+                    await asyncio.shield(task)
+                except asyncio.CancelledError:
+                    # Our caller was cancelled (not a user interrupt): stop the turn and propagate.
+                    task.cancel()
+                    await asyncio.gather(task, return_exceptions=True)
+                    raise
+                finally:
+                    self._turn_task = None
+        finally:
+            self.schedule_watch_delivery()  # an idle moment: results that came meanwhile go now
 
+    # --- watch results ----------------------------------------------------------------------
     async def inject(self, text: str) -> None:
-        """A synthetic user message (a watch firing): runs as a turn once the session is free.
+        """A watch result for this session: queued (in the database when there is one), then
+        delivered at once if the session is idle (see ``deliver_watch_results``)."""
+        if self.storage is not None:
+            await self.storage.queue_watch_result(self.session_id, text)
+        else:
+            self._unqueued_results.append(text)
+        await self.deliver_watch_results()
 
-        At most MAX_WATCH_DEPTH synthetic turns run in a row without the user saying anything,
-        so watches cannot drive the model in an endless loop.
-        """
-        if self._synthetic_streak >= MAX_WATCH_DEPTH:
-            self.ui.on_info(f"watch result held back ({MAX_WATCH_DEPTH} watch turns in a row): {text[:200]}")
+    def schedule_watch_delivery(self) -> None:
+        """Deliver queued watch results in the background once the session is idle (when
+        ``watch_delivery`` is on)."""
+        if not self.watch_delivery or self._closing or self.agent_kind != "main":
             return
-        self._synthetic_streak += 1
-        await self.send(text, synthetic=True)
+        if self._delivery_task is not None and not self._delivery_task.done():
+            return  # the running delivery looks again after each of its turns
+        self._delivery_task = asyncio.get_running_loop().create_task(
+            self.deliver_watch_results(), name=f"watch-delivery:{self.session_id}"
+        )
+
+    async def _queued_watch_results(self) -> list[tuple[int | None, str]]:
+        if self.storage is None:
+            return [(None, text) for text in self._unqueued_results]
+        rows = await self.storage.pending_watch_results(self.session_id)
+        return [(row["id"], row["text"]) for row in rows]
+
+    async def deliver_watch_results(self) -> int:
+        """Run each queued watch result as a synthetic user turn, oldest first, while the session
+        is idle; returns how many ran. A result stays queued (in the database) until its message is
+        stored, so a busy session, a cancelled turn or a killed process loses none.
+
+        The depth guard: after MAX_WATCH_DEPTH watch turns in a row without a user message the rest
+        wait (the user is told once) and go after the user's next message."""
+        delivered = 0
+        while not self._closing:
+            if self._turn_lock.locked():
+                break  # busy: the running turn's end looks again
+            pending = await self._queued_watch_results()
+            if not pending or self._turn_lock.locked() or self._closing:
+                break
+            if self._synthetic_streak >= MAX_WATCH_DEPTH:
+                if not self._deferral_told:
+                    self._deferral_told = True
+                    self.ui.on_info(
+                        f"{len(pending)} watch result(s) held back after {MAX_WATCH_DEPTH} watch turns in a row: "
+                        f"delivered after your next message (first: {pending[0][1][:200]})"
+                    )
+                break
+            result_id, text = pending[0]
+            if result_id is None:
+                self._unqueued_results.pop(0)
+            self._synthetic_streak += 1
+            await self.send(text, synthetic=True, delivers=result_id)
+            delivered += 1
+        return delivered
 
     def cancel(self) -> None:
         """Interrupt the running turn: streaming stops, running tools are killed."""
@@ -337,7 +404,7 @@ class ChatSession:
             self._cancel_requested = True
             self._turn_task.cancel()
 
-    async def _run_turn(self, text: str, *, attach: bool = False) -> None:
+    async def _run_turn(self, text: str, *, attach: bool = False, delivers: int | None = None) -> None:
         ui = self.ui
         ui.on_turn_start(text)
         self.ctx.notify_sent_this_turn = 0
@@ -351,7 +418,7 @@ class ChatSession:
             updates = self.mcp.take_resource_updates()
             if updates:
                 await self._append(resource_updates_message(updates))
-        await self._append({"role": "user", "content": content})
+        await self._append({"role": "user", "content": content}, delivers=delivers)
         try:
             await self._loop()
             self._set_state(SessionState.IDLE)
@@ -654,14 +721,22 @@ class ChatSession:
     def wire_messages(self) -> list[dict[str, Any]]:
         return [{"role": "system", "content": self.system_prompt}, *self.messages]
 
-    async def _append(self, message: dict[str, Any]) -> None:
+    async def _append(self, message: dict[str, Any], *, delivers: int | None = None) -> None:
         message = clean_value(message)
         self.messages.append(message)
         if self.storage is not None:
-            await self.storage.append_message(self.session_id, message)
+            await self.storage.append_message(self.session_id, message, delivers=delivers)
 
     async def compact(self) -> str:
-        """Replace the history by a model-written summary; returns the summary."""
+        """Replace the history by a model-written summary; returns the summary. Holds the turn
+        lock: a watch result is not delivered into a history about to be replaced."""
+        try:
+            async with self._turn_lock:
+                return await self._compact()
+        finally:
+            self.schedule_watch_delivery()
+
+    async def _compact(self) -> str:
         if not self.messages:
             return ""
         request = ModelRequest(

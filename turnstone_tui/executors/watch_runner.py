@@ -1,4 +1,4 @@
-"""The background task that polls due watches and reports back into their sessions.
+"""The background task that polls due watches and queues their results for their sessions.
 
 Every ``check_interval`` seconds (or at once after ``wake()``) it loads the active watches whose
 ``next_run`` has come, runs each command (``bash -c`` as the bash tool does: in the OS sandbox when it
@@ -9,8 +9,14 @@ kept to 64 KB), and then:
 - without: fires when the output differs from the previous poll (the first poll is the baseline);
 - after ``max_polls`` polls without firing: fires with a "gave up" message.
 
-Firing marks the watch inactive in the database first (so a crash cannot fire it twice), then
-awaits ``inject(session_id, text)`` — the session turns that into a synthetic user message.
+Firing stops the watch and queues its result in one commit (``watch_results``: a crash can neither
+fire it twice nor lose the result), then calls ``notify(session_id, text)``. Delivering is the
+session's business: at its next idle moment, or when it is resumed (see ChatSession).
+
+Which watches a process polls: those of the sessions it owns (``owns``: open in this process);
+with ``adopt_unowned`` also those of sessions no process has open, while it is the database's
+"watch host" (one process at a time; their results wait in the inbox). A session open in another
+process is never polled here. ``owns=None`` polls every watch (a single-process test set-up).
 
 Watches survive restarts: they live in SQLite. A watch whose ``next_run`` passed while the app was
 closed is simply due, so it is polled once right away and then follows its interval again (no
@@ -46,14 +52,15 @@ COMMAND_TIMEOUT = 120.0
 MAX_EXPR_ERRORS = 3
 MAX_CONCURRENT_POLLS = 4
 
-Inject = Callable[[str, str], Awaitable[None]]
+Notify = Callable[[str, str], Awaitable[None]]
+"""``notify(session_id, text)``: a result of that session was queued."""
 
 
 class WatchRunner:
     def __init__(
         self,
         storage: Storage,
-        inject: Inject,
+        notify: Notify,
         check_interval: float = 15.0,
         clock: Callable[[], float] = time.time,
         *,
@@ -62,12 +69,17 @@ class WatchRunner:
         default_cwd: Path | None = None,
         sandbox: SandboxPolicy | None = None,
         env_passthrough: tuple[str, ...] = (),
+        owns: Callable[[str], bool] | None = None,
+        adopt_unowned: bool = False,
     ) -> None:
         # watch commands run as the bash tool runs them: bash, in the OS sandbox (when it can run)
         self.sandbox = sandbox or SandboxPolicy()
         self.env_passthrough = env_passthrough
         self.storage = storage
-        self.inject = inject
+        self.notify = notify
+        self.owns = owns
+        self.adopt_unowned = adopt_unowned
+        self._host = storage.watch_host_lock() if owns is not None and adopt_unowned else None
         self.check_interval = check_interval
         self.clock = clock
         self.command_timeout = command_timeout
@@ -90,6 +102,8 @@ class WatchRunner:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        if self._host is not None:
+            self._host.release()
 
     def wake(self) -> None:
         """Check for due watches now (after a watch was created)."""
@@ -111,21 +125,36 @@ class WatchRunner:
     async def run_once(self) -> list[str]:
         """Poll every due watch once; returns the ids of the watches that fired."""
         now = self.clock()
-        due = [
-            w
-            for w in await self.storage.list_watches(None, active_only=True)
-            if w["next_run"] <= now and w["id"] not in self._in_progress
-        ]
+        due: list[tuple[dict[str, Any], bool]] = []
+        for w in await self.storage.list_watches(None, active_only=True):
+            if w["next_run"] > now or w["id"] in self._in_progress:
+                continue
+            mine = self._ownership(w["session_id"])
+            if mine is not None:
+                due.append((w, mine == "adopted"))
         if not due:
             return []
-        results = await asyncio.gather(*(self._poll_guarded(w) for w in due))
-        return [w["id"] for w, fired in zip(due, results, strict=True) if fired]
+        results = await asyncio.gather(*(self._poll_guarded(w, adopted) for w, adopted in due))
+        return [w["id"] for (w, _), fired in zip(due, results, strict=True) if fired]
 
-    async def _poll_guarded(self, watch: dict[str, Any]) -> bool:
+    def _ownership(self, session_id: str) -> str | None:
+        """ "own", "adopted" (nobody has the session open and this process is the watch host), or
+        None: not this process's to poll."""
+        if self.owns is None or self.owns(session_id):
+            return "own"
+        if self._host is None or not self._host.try_acquire():
+            return None
+        try:
+            elsewhere = self.storage.held_elsewhere(session_id)
+        except OSError:
+            return None
+        return None if elsewhere else "adopted"
+
+    async def _poll_guarded(self, watch: dict[str, Any], adopted: bool = False) -> bool:
         self._in_progress.add(watch["id"])
         try:
             async with self._limit:
-                return await self.poll(watch)
+                return await self.poll(watch, adopted=adopted)
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -197,8 +226,11 @@ class WatchRunner:
         self._expr_errors.pop(wid, None)
         return met
 
-    async def poll(self, watch: dict[str, Any]) -> bool:
-        """Run one poll of ``watch``; True when it fired (and was cancelled)."""
+    async def poll(self, watch: dict[str, Any], *, adopted: bool = False) -> bool:
+        """Run one poll of ``watch``; True when it fired (and was cancelled).
+
+        ``adopted``: the session is open nowhere; its record is written holding the session's
+        lock, and only if no other process polled it meanwhile."""
         wid, name = watch["id"], watch["name"]
         output, exit_code, problem = await self.run_command(
             watch["command"], await self._cwd_for(watch["session_id"])
@@ -240,21 +272,49 @@ class WatchRunner:
             )
         if fired_text is not None and problem:
             fired_text += f"\n({problem})"
+        if adopted:
+            try:
+                lock = self.storage.lock_session(watch["session_id"])
+            except ValueError:  # someone resumed the session while the command ran: theirs now
+                return False
+            try:
+                return await self._record(watch, polls, output, fired_text, check_polls=True)
+            finally:
+                lock.release()
+        return await self._record(watch, polls, output, fired_text)
+
+    async def _record(
+        self,
+        watch: dict[str, Any],
+        polls: int,
+        output: str,
+        fired_text: str | None,
+        *,
+        check_polls: bool = False,
+    ) -> bool:
+        wid = watch["id"]
         now = self.clock()
+        current = next(
+            (
+                w
+                for w in await self.storage.list_watches(watch["session_id"], active_only=True)
+                if w["id"] == wid
+            ),
+            None,
+        )
+        if current is None:
+            return False  # cancelled while this poll ran: report nothing
+        if check_polls and current["polls"] != watch["polls"]:
+            return False  # another process polled it meanwhile: its record stands
         if fired_text is None:
             await self.storage.update_watch(
                 wid, polls=polls, prev_output=output, next_run=now + watch["poll_every"]
             )
             return False
         self._expr_errors.pop(wid, None)
-        still_active = await self.storage.list_watches(watch["session_id"], active_only=True)
-        if not any(w["id"] == wid for w in still_active):
-            return False  # cancelled while this poll ran: report nothing
-        await self.storage.update_watch(
-            wid, polls=polls, prev_output=output, next_run=now, active=0, result=fired_text[:4000]
-        )
+        await self.storage.fire_watch(watch, fired_text, polls=polls, prev_output=output, next_run=now)
         try:
-            await self.inject(watch["session_id"], fired_text)
+            await self.notify(watch["session_id"], fired_text)
         except Exception:
-            log.exception("watch %s: delivering the result failed", name)
+            log.exception("watch %s: announcing the result failed", watch["name"])
         return True

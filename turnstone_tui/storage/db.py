@@ -78,6 +78,16 @@ CREATE TABLE IF NOT EXISTS watches (
     created REAL NOT NULL
 );
 CREATE INDEX IF NOT EXISTS watches_due ON watches(active, next_run);
+CREATE TABLE IF NOT EXISTS watch_results (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    session_id TEXT NOT NULL,
+    watch_id TEXT NOT NULL DEFAULT '',
+    name TEXT NOT NULL DEFAULT '',
+    text TEXT NOT NULL,
+    created REAL NOT NULL,
+    delivered REAL
+);
+CREATE INDEX IF NOT EXISTS watch_results_pending ON watch_results(delivered, session_id, id);
 CREATE TABLE IF NOT EXISTS settings (
     key TEXT PRIMARY KEY,
     value TEXT NOT NULL
@@ -192,6 +202,18 @@ class Storage:
             return SessionLock("", released=True)
         return acquire_session_lock(self.path, session_id)
 
+    def held_elsewhere(self, session_id: str) -> bool:
+        """Is ``session_id`` open in another process?"""
+        from .session_lock import held_elsewhere
+
+        return str(self.path) != ":memory:" and held_elsewhere(self.path, session_id)
+
+    def watch_host_lock(self) -> Any:
+        """The lock that makes one process per database the poller of unowned sessions' watches."""
+        from .session_lock import WatchHostLock
+
+        return WatchHostLock(None if str(self.path) == ":memory:" else self.path)
+
     @property
     def conn(self) -> aiosqlite.Connection:
         return self._conn
@@ -243,7 +265,11 @@ class Storage:
         await self._conn.commit()
 
     # --- messages -----------------------------------------------------------------------
-    async def append_message(self, session_id: str, message: dict[str, Any]) -> int:
+    async def append_message(
+        self, session_id: str, message: dict[str, Any], *, delivers: int | None = None
+    ) -> int:
+        """Store ``message``; ``delivers`` marks that watch result delivered in the same commit
+        (the result is in the history exactly when it is no longer pending)."""
         content = message.get("content")
         stored_content = content if isinstance(content, str) or content is None else json.dumps(content)
         extra = {k: v for k, v in message.items() if k not in _MESSAGE_COLUMNS}
@@ -270,6 +296,10 @@ class Storage:
         if body and message["role"] != "system":
             await self._conn.execute("INSERT INTO messages_search(id, body) VALUES (?, ?)", (row_id, body))
         await self._conn.execute("UPDATE sessions SET updated = ? WHERE id = ?", (now, session_id))
+        if delivers is not None:
+            await self._conn.execute(
+                "UPDATE watch_results SET delivered = ? WHERE id = ? AND delivered IS NULL", (now, delivers)
+            )
         await self._conn.commit()
         return row_id
 
@@ -394,6 +424,48 @@ class Storage:
         cols = ", ".join(f"{k} = ?" for k in fields)
         await self._conn.execute(f"UPDATE watches SET {cols} WHERE id = ?", (*fields.values(), watch_id))
         await self._conn.commit()
+
+    async def fire_watch(self, watch: dict[str, Any], text: str, **fields: Any) -> int:
+        """In one commit: the watch stops (``active = 0`` plus ``fields``) and its result joins the
+        session's queue of undelivered results. Returns the result's id."""
+        now = time.time()
+        cols = ", ".join(f"{k} = ?" for k in ("active", "result", *fields))
+        await self._conn.execute(
+            f"UPDATE watches SET {cols} WHERE id = ?", (0, text[:4000], *fields.values(), watch["id"])
+        )
+        cur = await self._conn.execute(
+            "INSERT INTO watch_results(session_id, watch_id, name, text, created) VALUES (?,?,?,?,?)",
+            (watch["session_id"], watch["id"], watch["name"], text, now),
+        )
+        await self._conn.commit()
+        return cur.lastrowid or 0
+
+    async def queue_watch_result(
+        self, session_id: str, text: str, *, watch_id: str = "", name: str = ""
+    ) -> int:
+        cur = await self._conn.execute(
+            "INSERT INTO watch_results(session_id, watch_id, name, text, created) VALUES (?,?,?,?,?)",
+            (session_id, watch_id, name, text, time.time()),
+        )
+        await self._conn.commit()
+        return cur.lastrowid or 0
+
+    async def pending_watch_results(self, session_id: str | None = None) -> list[dict[str, Any]]:
+        """Undelivered watch results, oldest first (of one session, or of all with the session's
+        name and first prompt)."""
+        if session_id is not None:
+            sql = "SELECT * FROM watch_results WHERE delivered IS NULL AND session_id = ? ORDER BY id"
+            params: tuple[Any, ...] = (session_id,)
+        else:
+            sql = """
+                SELECT r.*, s.name AS session_name, (SELECT content FROM messages m
+                    WHERE m.session_id = r.session_id AND m.role = 'user' ORDER BY m.id LIMIT 1) AS first_prompt
+                FROM watch_results r LEFT JOIN sessions s ON s.id = r.session_id
+                WHERE r.delivered IS NULL ORDER BY r.id
+            """
+            params = ()
+        async with self._conn.execute(sql, params) as cur:
+            return [dict(r) for r in await cur.fetchall()]
 
     # --- settings -----------------------------------------------------------------------
     async def get_setting(self, key: str, default: Any = None) -> Any:

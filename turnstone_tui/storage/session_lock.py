@@ -82,3 +82,63 @@ def _describe_holder(fd: int) -> str:
         return f"pid {int(info['pid'])} on {info.get('host', '?')}, since {since}"
     except (ValueError, KeyError, TypeError, OSError):
         return "another process"
+
+
+def held_elsewhere(db_path: Path, session_id: str) -> bool:
+    """Is ``session_id`` open in another process (its lock taken by someone else)?"""
+    path = lock_path(db_path, session_id)
+    if str(path) in _held:
+        return False  # this process holds it
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing our own descriptor drops the lock we may have taken
+    return False
+
+
+class WatchHostLock:
+    """At most one process per database polls the watches of sessions no process has open
+    (the "watch host"); the others poll only their own sessions' watches. Taken with
+    ``try_acquire`` (non-blocking, again on every pass: the host may have exited)."""
+
+    def __init__(self, db_path: Path | None) -> None:
+        """``db_path`` None (an in-memory database): no other process can share it, always held."""
+        self.path = Path(f"{db_path}.locks") / "watch-host.lock" if db_path is not None else None
+        self._fd: int | None = None
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None or self.path is None
+
+    def try_acquire(self) -> bool:
+        if self.held:
+            return True
+        assert self.path is not None
+        self.path.parent.mkdir(mode=0o700, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        except BaseException:
+            os.close(fd)
+            raise
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps({"pid": os.getpid(), "since": time.time()}).encode(), 0)
+        self._fd = fd
+        return True
+
+    def release(self) -> None:
+        fd, self._fd = self._fd, None
+        if fd is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            finally:
+                os.close(fd)

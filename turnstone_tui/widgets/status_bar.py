@@ -1,10 +1,13 @@
-"""One line at the bottom: model, state, tokens and context use, MCP servers, pending approvals."""
+"""One line at the bottom: model, state, tokens and context use, MCP servers, pending approvals,
+watch results waiting in the inbox."""
 
 from __future__ import annotations
 
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.content import Content
+from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Label
 
@@ -37,6 +40,8 @@ class StatusBar(Horizontal):
     pending: reactive[int] = reactive(0, init=False)
     busy_since: reactive[float | None] = reactive(None, init=False)
     activity: reactive[str] = reactive("", init=False)
+    inbox: reactive[int] = reactive(0, init=False)
+    """Watch results waiting for sessions that are not open (F3 shows them)."""
     """What a busy state is doing, when more precise than the state ("writing", "compacting")."""
 
     def __init__(self, model: str = "", provider: str = "", *, id: str | None = None) -> None:
@@ -50,6 +55,7 @@ class StatusBar(Horizontal):
         yield Label(id="status-tokens")
         yield Label(id="status-mcp")
         yield Label(id="status-pending")
+        yield Label(id="status-inbox")
 
     def on_mount(self) -> None:
         self._refresh_all()
@@ -68,6 +74,9 @@ class StatusBar(Horizontal):
 
     def watch_pending(self) -> None:
         self._refresh_pending()
+
+    def watch_inbox(self) -> None:
+        self._refresh_inbox()
 
     def watch_busy_since(self) -> None:
         self._refresh_state()
@@ -102,6 +111,7 @@ class StatusBar(Horizontal):
         else:
             mcp.display = False
         self._refresh_pending()
+        self._refresh_inbox()
 
     def _refresh_state(self) -> None:
         if not self.children:
@@ -128,3 +138,18 @@ class StatusBar(Horizontal):
         label = self.query_one("#status-pending", Label)
         label.update(Content(f"{pending} pending approval{'s' if pending != 1 else ''}"))
         label.display = pending > 0
+
+    def _refresh_inbox(self) -> None:
+        if not self.children:
+            return
+        count = self.inbox
+        label = self.query_one("#status-inbox", Label)
+        label.update(Content(f"inbox: {count} watch result{'s' if count != 1 else ''} (F3)"))
+        label.display = count > 0
+
+    def on_click(self, event: events.Click) -> None:
+        if event.widget is not None and event.widget.id == "status-inbox":
+            self.post_message(self.InboxClicked())
+
+    class InboxClicked(Message):
+        """The inbox count was clicked (the app opens the inbox)."""

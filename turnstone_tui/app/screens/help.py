@@ -30,6 +30,7 @@ KEY_SECTIONS: tuple[Section, ...] = (
             ("ctrl+p", "command palette"),
             ("f1", "this help"),
             ("f2", "MCP panel (focus moves into it and back)"),
+            ("f3", "inbox: watch results waiting for closed conversations"),
         ),
     ),
     (
