@@ -75,3 +75,73 @@ async def test_bad_arguments(tmp_path: Path) -> None:
         assert (await PREPARERS["recall"](ctx, "r", {"query": "x", "limit": 0})).error
     finally:
         await storage.close()
+
+
+async def test_best_ranked_hits_come_first_newest_among_equals(tmp_path: Path) -> None:
+    """bm25 order: a short message about the word beats a long one that mentions it once, wherever
+    they were stored; equal scores list the newest first; the snippet marks the word in the part
+    of a long message where it occurs."""
+    storage = await Storage.open(tmp_path / "t.db")
+    try:
+        await storage.create_session("s1")
+        filler = " ".join(f"word{i}" for i in range(300))
+        ids = await storage.append_messages(
+            "s1",
+            [
+                {"role": "user", "content": f"{filler} the kubernetes cluster {filler}"},  # weak
+                {"role": "user", "content": "kubernetes kubernetes kubernetes upgrade"},  # strongest
+                {"role": "assistant", "content": "nothing relevant here"},
+                {"role": "user", "content": "restart kubernetes now"},  # equal to the next
+                {"role": "user", "content": "restart kubernetes now"},
+            ],
+        )
+        hits = await storage.search_messages("kubernetes", limit=10)
+        assert [h["id"] for h in hits] == [ids[1], ids[4], ids[3], ids[0]]
+        assert [h["rank"] for h in hits] == sorted(h["rank"] for h in hits)
+        long_snippet = hits[-1]["snippet"]
+        assert "[kubernetes]" in long_snippet and long_snippet.startswith(" … ")
+        assert long_snippet.endswith(" … ") and len(long_snippet) < 200
+        assert hits[0]["snippet"] == "[kubernetes] [kubernetes] [kubernetes] upgrade"
+        top = await storage.search_messages("kubernetes", limit=1)
+        assert [h["id"] for h in top] == [ids[1]]
+        assert await storage.search_messages("   ") == []
+    finally:
+        await storage.close()
+
+
+async def test_many_matches_still_come_back_best_first(tmp_path: Path) -> None:
+    """More matches than the ranked candidate set: hits are still ordered by score, and a strong
+    recent match is first."""
+    from turnstone_tui.storage.db import SEARCH_CANDIDATES
+
+    storage = await Storage.open(tmp_path / "t.db")
+    try:
+        await storage.create_session("s1")
+        padding = " ".join(f"pad{i}" for i in range(40))
+        weak = [{"role": "user", "content": f"deploy {padding}"} for _ in range(SEARCH_CANDIDATES + 200)]
+        await storage.append_messages("s1", weak)
+        (strong,) = await storage.append_messages("s1", [{"role": "user", "content": "deploy deploy"}])
+        await storage.append_messages("s1", weak[:50])
+        hits = await storage.search_messages("deploy", limit=20)
+        assert len(hits) == 20
+        assert hits[0]["id"] == strong
+        assert [h["rank"] for h in hits] == sorted(h["rank"] for h in hits)
+        assert all("[deploy]" in h["snippet"] for h in hits)
+    finally:
+        await storage.close()
+
+
+async def test_a_huge_stored_result_gives_a_short_snippet_around_the_match(tmp_path: Path) -> None:
+    storage = await Storage.open(tmp_path / "t.db")
+    try:
+        await storage.create_session("s1")
+        output = "line of build output\n" * 12_000 + "FATAL: linker failed on libfoo\n" + "tail\n" * 100
+        await storage.append_message(
+            "s1", {"role": "tool", "tool_call_id": "c1", "name": "bash", "content": output}
+        )
+        (hit,) = await storage.search_messages("linker")
+        assert "[linker] failed on libfoo" in hit["snippet"]
+        assert hit["snippet"].startswith(" … ") and hit["snippet"].endswith(" … ")
+        assert len(hit["snippet"]) < 200
+    finally:
+        await storage.close()
