@@ -17,7 +17,11 @@ if TYPE_CHECKING:
     from .app import TurnstoneApp
 
 CommandHandler = Callable[["TurnstoneApp", str], Awaitable[None]]
-ArgumentCompleter = Callable[["TurnstoneApp", str], list[tuple[str, str]]]
+# (app, partial first argument) -> [(value, help)] or [(value, help, reopen)]: reopen keeps
+# completing after the value (a space is added and nothing is sent)
+ArgumentCompleter = Callable[["TurnstoneApp", str], Sequence[tuple[str, str] | tuple[str, str, bool]]]
+# (app, the whole argument, which has a space) -> [(last word, help, reopen)], asked asynchronously
+LaterCompleter = Callable[["TurnstoneApp", str], Awaitable[list[tuple[str, str, bool]]]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +31,7 @@ class SlashCommand:
     help: str
     run: CommandHandler
     complete: ArgumentCompleter | None = None  # (app, partial argument) -> [(value, help)]
+    complete_later: LaterCompleter | None = None  # the words after the first one
 
     @property
     def usage(self) -> str:
@@ -37,12 +42,17 @@ _TABLE: list[SlashCommand] = []
 
 
 def slash_command(
-    name: str, args: str, help: str, *, complete: ArgumentCompleter | None = None
+    name: str,
+    args: str,
+    help: str,
+    *,
+    complete: ArgumentCompleter | None = None,
+    complete_later: LaterCompleter | None = None,
 ) -> Callable[[CommandHandler], CommandHandler]:
     """Register the decorated handler as ``/name`` (the table keeps the order of registration)."""
 
     def register(handler: CommandHandler) -> CommandHandler:
-        _TABLE.append(SlashCommand(name, args, help, handler, complete))
+        _TABLE.append(SlashCommand(name, args, help, handler, complete, complete_later))
         return handler
 
     return register
@@ -166,6 +176,31 @@ async def _mcp(app: TurnstoneApp, argument: str) -> None:
     report = await runtime.mcp.refresh(words[1] if len(words) == 2 else None)
     await app.chat.add_info(report)
     app.refresh_status()
+
+
+def _complete_prompt(app: TurnstoneApp, partial: str) -> list[tuple[str, str, bool]]:
+    from .prompt_command import complete_prompt_names
+
+    return complete_prompt_names(app, partial)
+
+
+async def _complete_prompt_later(app: TurnstoneApp, argument: str) -> list[tuple[str, str, bool]]:
+    from .prompt_command import complete_prompt_arguments
+
+    return await complete_prompt_arguments(app, argument)
+
+
+@slash_command(
+    "prompt",
+    "[name] [args]",
+    "Send an MCP prompt as your message (tab completes)",
+    complete=_complete_prompt,
+    complete_later=_complete_prompt_later,
+)
+async def _prompt(app: TurnstoneApp, argument: str) -> None:
+    from .prompt_command import run_prompt
+
+    await run_prompt(app, argument)
 
 
 @slash_command("tools", "", "Show the tools sent to the model and the tool search tier")
@@ -320,11 +355,17 @@ class SlashCompleter:
     def commands(self, typed: str) -> Sequence[SlashCommand]:
         return complete_slash(typed)
 
-    def arguments(self, command: str, partial: str) -> list[tuple[str, str]]:
+    def arguments(self, command: str, partial: str) -> Sequence[tuple[str, str] | tuple[str, str, bool]]:
         entry = _BY_NAME.get(command.lower())
         if entry is None or entry.complete is None:
             return []
         return entry.complete(self._app, partial)
+
+    async def later_arguments(self, command: str, argument: str) -> list[tuple[str, str, bool]]:
+        entry = _BY_NAME.get(command.lower())
+        if entry is None or entry.complete_later is None:
+            return []
+        return await entry.complete_later(self._app, argument)
 
 
 # --- output formats ----------------------------------------------------------------------------

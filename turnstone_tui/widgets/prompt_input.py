@@ -62,8 +62,14 @@ class PromptCompleter(Protocol):
         """Commands matching ``typed`` (the text after ``/``), best first."""
         ...
 
-    def arguments(self, command: str, partial: str) -> list[tuple[str, str]]:
-        """``(value, help)`` pairs completing the argument ``partial`` of ``/command``."""
+    def arguments(self, command: str, partial: str) -> Sequence[tuple[str, str] | tuple[str, str, bool]]:
+        """``(value, help[, reopen])`` completing the first argument ``partial`` of ``/command``
+        (reopen: keep completing after it instead of sending)."""
+        ...
+
+    async def later_arguments(self, command: str, argument: str) -> list[tuple[str, str, bool]]:
+        """``(word, help, reopen)`` completing the last word of ``argument`` (which has several
+        words: an MCP prompt's ``name=value`` arguments, asked of the server)."""
         ...
 
 
@@ -336,6 +342,10 @@ class PromptInput(TextArea):
             if " " not in argument:
                 self.menu.show(self._argument_completions(command, argument, row, col), (row, before))
                 return
+            self._complete_later_word(
+                command, argument, (row, col - len(argument.rsplit(" ", 1)[1])), (row, col)
+            )
+            return
         match = _AT_WORD.search(before)
         if match is not None:
             fragment = match.group(1)
@@ -364,16 +374,38 @@ class PromptInput(TextArea):
     def _argument_completions(self, command: str, argument: str, row: int, col: int) -> list[Completion]:
         assert self.completer is not None
         start = (row, col - len(argument))
-        return [
-            Completion(
-                Content.assemble((value, "bold"), ("  ", ""), (help_text, "dim")),
-                value,
-                start,
-                (row, col),
-                submit=True,
+        completions = []
+        for entry in self.completer.arguments(command, argument):
+            value, help_text, reopen = (*entry, False)[:3]
+            completions.append(
+                Completion(
+                    Content.assemble((value, "bold"), ("  ", ""), (help_text, "dim")),
+                    value + (" " if reopen else ""),
+                    start,
+                    (row, col),
+                    submit=not reopen,
+                    reopen=bool(reopen),
+                )
             )
-            for value, help_text in self.completer.arguments(command, argument)
+        return completions
+
+    @work(exclusive=True, group="argument-completion")
+    async def _complete_later_word(self, command: str, argument: str, start: Location, end: Location) -> None:
+        assert self.completer is not None
+        entries = await self.completer.later_arguments(command, argument)
+        if self.cursor_location != end or self._typed()[1][1:].partition(" ")[2] != argument:
+            return  # the user typed on; a newer completion is coming
+        completions = [
+            Completion(
+                Content.assemble((word, "bold"), ("  ", ""), (help_text, "dim")),
+                word if reopen else word + " ",
+                start,
+                end,
+                reopen=reopen,
+            )
+            for word, help_text, reopen in entries
         ]
+        self.menu.show(completions, self._typed())
 
     @work(exclusive=True, group="path-completion")
     async def _complete_paths(self, fragment: str, start: Location, end: Location) -> None:
