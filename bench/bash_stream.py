@@ -1,6 +1,6 @@
 """Benchmark: stream ``seq 1 N`` through the bash tool (prepare + execute) into a no-op UI.
 
-Every line goes through the tool's emit into ``NullUI.on_tool_output_chunk`` as the engine routes it.
+Every line goes through the tool's emit_lines into ``NullUI.on_tool_output`` as the engine routes it.
 Prints lines/s (median of several runs) and peak RSS. Target: > 200,000 lines/s, RSS bounded.
 
     .venv/bin/python bench/bash_stream.py [--lines 200000] [--runs 5]
@@ -36,10 +36,10 @@ async def one_run(ctx: ToolContext, lines: int) -> tuple[float, int]:
     call_id = "bench"
     count = 0
 
-    def emit(line: str, stream: str) -> None:
+    def emit(lines: list[str], stream: str) -> None:
         nonlocal count
-        count += 1
-        ui.on_tool_output_chunk(call_id, line, stream)  # type: ignore[arg-type]
+        count += len(lines)
+        ui.on_tool_output(call_id, lines, stream)  # type: ignore[arg-type]
 
     started = time.perf_counter()
     item = await PREPARERS["bash"](ctx, call_id, {"command": f"seq 1 {lines}"})

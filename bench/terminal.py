@@ -25,7 +25,7 @@ import sys
 import termios
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,7 +41,11 @@ def venv_python() -> str:
 
 
 def console_script() -> str:
-    """The real ``turnstone-tui`` console script of this tree's venv (or of the running Python)."""
+    """The real ``turnstone-tui`` console script of this tree's venv (or of the running Python);
+    ``TURNSTONE_BENCH_APP`` names another one (e.g. an older tree's, to compare in one run)."""
+    chosen = os.environ.get("TURNSTONE_BENCH_APP")
+    if chosen:
+        return chosen
     for candidate in (
         ROOT / ".venv" / "bin" / "turnstone-tui",
         Path(sys.executable).parent / "turnstone-tui",
@@ -109,6 +113,7 @@ class Terminal:
         self.started_at = 0.0
         self.bytes_read = 0
         self.last_output_at = 0.0
+        self.output_times: list[float] | None = None  # arrival time of every chunk, while recording
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> Terminal:
@@ -151,6 +156,8 @@ class Terminal:
                     return
                 self.bytes_read += len(data)
                 self.last_output_at = now
+                if self.output_times is not None:
+                    self.output_times.append(now)
                 self._stream.feed(data)
                 self._check_waiters(now)
 
@@ -234,6 +241,12 @@ class Terminal:
                 self._waiters.remove(waiter)
         return waiter.seen_at
 
+    def record_output_times(self) -> list[float]:
+        """From now on, note the arrival time of every chunk of output (into the list returned)."""
+        with self._lock:
+            self.output_times = []
+            return self.output_times
+
     def wait_quiet(self, quiet: float, timeout: float) -> bool:
         """Wait until no output arrived for ``quiet`` seconds."""
         deadline = time.monotonic() + timeout
@@ -280,6 +293,13 @@ def summary_ms(values: Sequence[float]) -> str:
         f"p50 {percentile(values, 50) * 1000:7.1f} ms  p95 {percentile(values, 95) * 1000:7.1f} ms"
         f"  max {max(values) * 1000:7.1f} ms  (n={len(values)})"
     )
+
+
+def longest_gap(times: Sequence[float], start: float, end: float) -> float:
+    """The longest time between ``start`` and ``end`` in which no output arrived (a frozen screen)."""
+    inside = [t for t in times if start <= t <= end]
+    points = [start, *inside, end]
+    return max((b - a for a, b in zip(points, points[1:], strict=False)), default=0.0)
 
 
 def median(values: Sequence[float]) -> float:
@@ -361,3 +381,63 @@ def key_latencies(term: Terminal, count: int, timeout: float = 30.0) -> list[flo
         time.sleep(0.03)
     term.send(b"\x7f" * (len(typed) + len(prefix)))
     return latencies
+
+
+COLS, ROWS = 120, 36
+
+
+@contextlib.contextmanager
+def running_app(
+    tmp: Path,
+    replies: Sequence[object],
+    *,
+    args: Sequence[str] = (),
+    cols: int = COLS,
+    rows: int = ROWS,
+) -> Iterator[tuple[Terminal, object]]:
+    """The real console script in a pseudo-terminal against the scripted model server (its own
+    process) playing ``replies``; yields (terminal, server) once the app can take a prompt."""
+    from tests.helpers.model_server import ModelServerProcess
+
+    home, work = tmp / "home", tmp / "work"
+    home.mkdir(parents=True, exist_ok=True)
+    work.mkdir(parents=True, exist_ok=True)
+    with ModelServerProcess(list(replies), tmp / "server") as server:  # type: ignore[arg-type]
+        config = write_app_config(tmp / "config.toml", server.openai_base_url, tmp / "bench.db")
+        app = Terminal(
+            [console_script(), "--config", str(config), *args],
+            cols=cols,
+            rows=rows,
+            env=hermetic_env(home),
+            cwd=work,
+        )
+        with app:
+            if app.wait_for(lambda screen: READY_MARK in screen.text, 120) is None:
+                raise SystemExit(f"the app did not get ready:\n{app.text()}")
+            time.sleep(1.5)  # past the start-up warm-up
+            yield app, server
+
+
+def send_prompt(term: Terminal, prompt: str, timeout: float = 30.0) -> float:
+    """Type ``prompt``, wait until it shows, press enter; the time enter was written."""
+    term.send(prompt)
+    if term.wait_for(lambda screen: prompt in screen.text, timeout) is None:
+        raise SystemExit(f"the prompt never showed:\n{term.text()}")
+    return term.send(b"\r")
+
+
+def floor_terminal(argv: Sequence[str], tmp: Path, *, cols: int = COLS, rows: int = ROWS) -> Terminal:
+    """A floor program in a pseudo-terminal with the same hermetic environment as the app."""
+    home = tmp / "floor-home"
+    home.mkdir(parents=True, exist_ok=True)
+    return Terminal(list(argv), cols=cols, rows=rows, env=hermetic_env(home), cwd=tmp)
+
+
+def report_row(name: str, value: float, floor: float, goal: str, ok: bool, unit: str = "ms") -> str:
+    """One line: the figure, the floor measured in the same run, the ratio and the goal."""
+    scale = 1000 if unit == "ms" else 1
+    ratio = value / floor if floor > 0 else float("nan")
+    return (
+        f"  {name:44} {value * scale:8.1f} {unit}  floor {floor * scale:7.1f} {unit}  "
+        f"({ratio:4.1f}x)  goal {goal}: {verdict(ok)}"
+    )

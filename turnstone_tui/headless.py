@@ -101,9 +101,12 @@ class HeadlessUI:
 
     def on_tool_start(self, item: PreparedItem) -> None: ...
 
-    def on_tool_output_chunk(self, call_id: str, line: str, stream: OutputStream) -> None:
+    def on_tool_output(self, call_id: str, lines: list[str], stream: OutputStream) -> None:
         prefix = "│ " if stream == "stdout" else "│ [stderr] "
-        self.err.write(f"{self._dim}{prefix}{terminal_safe(line.rstrip(chr(10)))}{self._reset}\n")
+        dim, reset = self._dim, self._reset
+        self.err.write(
+            "".join(f"{dim}{prefix}{terminal_safe(line.rstrip(chr(10)))}{reset}\n" for line in lines)
+        )
 
     def on_tool_progress(
         self, call_id: str, progress: float, total: float | None, message: str | None

@@ -64,7 +64,7 @@ async def test_stream_is_coalesced_and_ordered_around_discrete_events() -> None:
         ui.on_content_token("!")
         ui.on_message_end()
         for i in range(1000):
-            ui.on_tool_output_chunk("c1", f"line {i}", "stdout")
+            ui.on_tool_output("c1", [f"line {i}"], "stdout")
         ui.on_tool_result("c1", "bash", ToolResult("ok"))
         ui.on_state(SessionState.IDLE)
         ui.on_turn_end()

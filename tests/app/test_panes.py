@@ -41,8 +41,8 @@ async def real_bash(panes: ParallelPanes, call_id: str, command: str, cwd: Path)
     """Run the real bash tool, streaming into the panes the way the app's bridge does."""
     panes.start(call_id, command)
 
-    def emit(line: str, stream: str) -> None:
-        panes.write(call_id, line, stream)  # type: ignore[arg-type]
+    def emit(lines: list[str], stream: str) -> None:
+        panes.write_lines(call_id, lines, stream)  # type: ignore[arg-type]
 
     return await run_bash(command, ExecContext(call_id, emit), cwd=cwd, time_limit=30, limit=256_000)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import psutil
+from textual import events
 
 from tests.app.helpers import answers, send, start, wait_until
 from tests.helpers.model_server import Reply, ScriptedModelServer
@@ -184,3 +185,39 @@ async def test_escape_while_bash_runs_kills_it_and_marks_the_card(
         messages = model_server.model_requests()[-1].body["messages"]
         call_ids = [c["id"] for m in messages if m["role"] == "assistant" for c in m.get("tool_calls") or []]
         assert call_ids == [m["tool_call_id"] for m in messages if m["role"] == "tool"]
+
+
+async def test_keys_typed_during_a_four_pane_flood_show_in_the_prompt_while_the_panes_stream(
+    app: TurnstoneApp, model_server: ScriptedModelServer
+) -> None:
+    """Four endless floods (``seq 1 inf``) run in their panes; what the user types appears in the
+    prompt while every pane is still running and still receiving output, and esc ends them all."""
+    calls = [("bash", {"command": "seq 1 inf"}, f"flood_{n}") for n in range(4)]
+    model_server.script([Reply.tools(calls), Reply.text("Stopped.")])
+    async with app.run_test(size=SIZE) as pilot:
+        await start(pilot)
+        await send(pilot, "flood", wait=False)
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the approval modal")
+        await pilot.press("y")
+        panes = app.query_one(ParallelPanes)
+
+        def streamed() -> list[int]:
+            return [(p.log_view.total_lines if (p := panes.pane(call_id)) else 0) for _, _, call_id in calls]
+
+        await wait_until(pilot, lambda: min(streamed()) > 10_000, 30, "all four panes streaming")
+        app.prompt.focus()
+        before = streamed()
+        for char in "hello":
+            app.post_message(events.Key(char, char))
+        await wait_until(pilot, lambda: app.prompt.text == "hello", 30, "the typed keys in the prompt")
+        assert len(panes.call_ids) == 4  # still running: the keys did not wait for the output to end
+        await wait_until(
+            pilot,
+            lambda: all(now > then for now, then in zip(streamed(), before, strict=True)),
+            30,
+            "every pane still receiving output",
+        )
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.turns_finished == 1, 30, "the cancelled turn")
+        assert not panes.call_ids
+        assert app.prompt.text == "hello"  # nothing typed was lost

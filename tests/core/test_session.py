@@ -85,6 +85,20 @@ async def test_parallel_tool_calls_run_and_results_go_back(model_server, tmp_pat
     assert any("alpha" in text and "beta" in text for text in results.values())
 
 
+async def test_a_flood_of_output_reaches_the_ui_whole_in_batches_not_line_by_line(
+    model_server, tmp_path
+) -> None:
+    """200,000 lines arrive in order and complete, handed over a chunk at a time: the UI's event loop
+    does one call per read, not one per line (which kept keys waiting behind output)."""
+    model_server.script([Reply.tools([("bash", {"command": "seq 1 200000"})]), Reply.text("Done.")])
+    ui = RecordingUI()
+    session = await new_session(make_config(model_server, tmp_path), ui, tmp_path)
+    await session.send("count")
+    call_id = ui.approval_requests[0][0].call_id
+    assert [line for line, _ in ui.chunks[call_id]] == [str(n) for n in range(1, 200_001)]
+    assert ui.output_calls[call_id] <= 1_000  # ~1.3 MB read in chunks of up to 64 KiB
+
+
 async def test_bare_string_arguments_use_the_primary_key(model_server, tmp_path) -> None:
     model_server.script([Reply.tools([("bash", "echo fallback-works")]), Reply.text("ok")])
     ui = RecordingUI()

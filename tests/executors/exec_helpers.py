@@ -38,12 +38,12 @@ def make_ctx(cwd: Path, **overrides: Any) -> ToolContext:
 
 @dataclass
 class Recorder:
-    """An emit callback that keeps every streamed line with its stream."""
+    """An emit_lines callback that keeps every streamed line with its stream."""
 
     lines: list[tuple[str, OutputStream]] = field(default_factory=list)
 
-    def __call__(self, line: str, stream: OutputStream) -> None:
-        self.lines.append((line, stream))
+    def __call__(self, lines: list[str], stream: OutputStream) -> None:
+        self.lines.extend((line, stream) for line in lines)
 
     def of(self, stream: OutputStream) -> list[str]:
         return [line for line, s in self.lines if s == stream]

@@ -52,8 +52,8 @@ async def test_lines_are_emitted_while_the_command_runs(tmp_path: Path) -> None:
     seen: list[tuple[float, str]] = []
     start = time.monotonic()
 
-    def emit(line: str, stream: str) -> None:
-        seen.append((time.monotonic() - start, line))
+    def emit(lines: list[str], stream: str) -> None:
+        seen.extend((time.monotonic() - start, line) for line in lines)
 
     item = await bash(tmp_path, command="echo first; sleep 1; echo second")
     assert item.execute is not None
@@ -238,9 +238,9 @@ async def test_endless_output_keeps_head_and_tail_with_bounded_memory(tmp_path: 
     peak = base
     count = 0
 
-    def emit(line: str, stream: str) -> None:
+    def emit(lines: list[str], stream: str) -> None:
         nonlocal count
-        count += 1
+        count += len(lines)
 
     async def sample() -> None:
         nonlocal peak
@@ -297,8 +297,8 @@ async def test_missing_cwd_is_a_clear_error(tmp_path: Path) -> None:
 async def test_a_failing_emit_does_not_leave_the_process_running(tmp_path: Path) -> None:
     pids: list[int] = []
 
-    def emit(line: str, stream: str) -> None:
-        pids.append(int(line))
+    def emit(lines: list[str], stream: str) -> None:
+        pids.extend(int(line) for line in lines)
         raise RuntimeError("ui exploded")
 
     item = await bash(tmp_path, command="echo $$; sleep 100")

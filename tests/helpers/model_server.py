@@ -817,6 +817,7 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
+            self.server.owner._record_stream(started, time.monotonic(), limit)
         except (BrokenPipeError, ConnectionResetError, OSError):
             self.close_connection = True
 
@@ -867,6 +868,7 @@ class ScriptedModelServer(_Addresses):
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._requests_file = Path(requests_file) if requests_file else None
+        self._streams: list[dict[str, float]] = []
         self._httpd = _HTTPServer((host, port), _Handler)
         self._httpd.owner = self
         self._thread: threading.Thread | None = None
@@ -906,6 +908,23 @@ class ScriptedModelServer(_Addresses):
                 with self._requests_file.open("a", encoding="utf-8") as fh:
                     fh.write(json.dumps(record.to_dict()) + "\n")
         return n
+
+    def _record_stream(self, started: float, ended: float, events: int) -> None:
+        """A streamed reply was written whole: when its first and last event went out
+        (``time.monotonic()``, the same clock in every process of this machine: benches compare it
+        with the time a screen showed the text)."""
+        record = {"started": started, "ended": ended, "events": float(events)}
+        with self._lock:
+            self._streams.append(record)
+            if self._requests_file is not None:
+                with Path(f"{self._requests_file}.streams").open("a", encoding="utf-8") as fh:
+                    fh.write(json.dumps(record) + "\n")
+
+    @property
+    def streams(self) -> list[dict[str, float]]:
+        """Each streamed reply written whole, in order: ``started``, ``ended`` (monotonic), ``events``."""
+        with self._lock:
+            return list(self._streams)
 
     def wait_for_requests(self, count: int, timeout: float = 10.0) -> list[RecordedRequest]:
         deadline = time.monotonic() + timeout
@@ -1023,6 +1042,10 @@ class ModelServerProcess(_Addresses):
     def requests(self) -> list[dict[str, Any]]:
         """The requests served so far, as recorded by the server process."""
         return read_requests_file(self.requests_file)
+
+    def streams(self) -> list[dict[str, float]]:
+        """The streamed replies written whole so far (see ``ScriptedModelServer.streams``)."""
+        return read_requests_file(Path(f"{self.requests_file}.streams"))
 
     def __enter__(self) -> ModelServerProcess:
         root = Path(__file__).resolve().parents[2]

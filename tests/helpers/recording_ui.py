@@ -32,6 +32,7 @@ class RecordingUI:
     content: list[str] = field(default_factory=list)
     reasoning: list[str] = field(default_factory=list)
     chunks: dict[str, list[tuple[str, OutputStream]]] = field(default_factory=dict)
+    output_calls: dict[str, int] = field(default_factory=dict)  # on_tool_output calls per call id
     results: dict[str, tuple[str, ToolResult]] = field(default_factory=dict)
     progress: dict[str, list[tuple[float, float | None, str | None]]] = field(default_factory=dict)
     approval_requests: list[list[PreparedItem]] = field(default_factory=list)
@@ -76,8 +77,9 @@ class RecordingUI:
         self.started.append(item.call_id)
         self.events.append(("tool_start", item.call_id))
 
-    def on_tool_output_chunk(self, call_id: str, line: str, stream: OutputStream) -> None:
-        self.chunks.setdefault(call_id, []).append((line, stream))
+    def on_tool_output(self, call_id: str, lines: list[str], stream: OutputStream) -> None:
+        self.chunks.setdefault(call_id, []).extend((line, stream) for line in lines)
+        self.output_calls[call_id] = self.output_calls.get(call_id, 0) + 1
 
     def on_tool_progress(
         self, call_id: str, progress: float, total: float | None, message: str | None

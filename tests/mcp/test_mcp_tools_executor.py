@@ -26,7 +26,7 @@ def _ctx(tmp_path: Path, mcp: McpManager | None) -> ToolContext:
 
 
 def _exec(call_id: str) -> ExecContext:
-    return ExecContext(call_id=call_id, emit=lambda text, stream: None)
+    return ExecContext(call_id=call_id, emit_lines=lambda lines, stream: None)
 
 
 @pytest.fixture

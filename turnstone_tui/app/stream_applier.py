@@ -27,8 +27,6 @@ if TYPE_CHECKING:
 STREAM_SLICE_SECONDS = 0.005
 """How long one turn of applying streamed items may take before key presses and other events get
 a turn (the rest is applied by a continuation queued behind them)."""
-STREAM_SLICE_LINES = 1000
-"""Output lines written between two looks at the clock."""
 
 Deferred = Callable[[], Awaitable[None] | None]
 
@@ -45,7 +43,6 @@ class StreamApplier:
         self._app = app
         # Streamed items (and discrete events that arrived behind them) not applied yet, in order.
         self._backlog: deque[m.StreamItem | Deferred] = deque()
-        self._line_offset = 0  # lines of the backlog's first OutputLines already written
         self._slice_queued = False
         self._engine_turn = False  # the running turn was started by the engine (a watch result)
         self.last_batch_at = 0.0
@@ -107,44 +104,31 @@ class StreamApplier:
         chat = self._app.chat
         deadline = time.perf_counter() + STREAM_SLICE_SECONDS
         while backlog:
-            item = backlog[0]
+            item = backlog.popleft()
             if isinstance(item, m.OutputLines):
-                if self._write_output(item):
-                    backlog.popleft()
-            else:
-                backlog.popleft()
-                if isinstance(item, m.TextPiece):
-                    self._app.status_bar.activity = "writing" if item.kind == "content" else ""
-                    if item.kind == "content":
-                        await chat.append_content(item.text)
-                    else:
-                        await chat.append_reasoning(item.text)
-                else:  # a discrete event that arrived behind streamed items
-                    result = item()
-                    if inspect.isawaitable(result):
-                        await result
+                self._write_output(item)
+            elif isinstance(item, m.TextPiece):
+                self._app.status_bar.activity = "writing" if item.kind == "content" else ""
+                if item.kind == "content":
+                    await chat.append_content(item.text)
+                else:
+                    await chat.append_reasoning(item.text)
+            else:  # a discrete event that arrived behind streamed items
+                result = item()
+                if inspect.isawaitable(result):
+                    await result
             if backlog and time.perf_counter() > deadline:
                 self._schedule_slice()
                 return
 
-    def _write_output(self, item: m.OutputLines) -> bool:
-        """Write up to ``STREAM_SLICE_LINES`` of ``item`` into its pane; True once all are written."""
+    def _write_output(self, item: m.OutputLines) -> None:
+        """Hand ``item``'s lines to its pane (queued there for the next frame: no per-line work)."""
         panes = self._app.panes
         call_id = item.call_id
         if call_id not in panes:
             card = self._app.chat.tool_card(call_id)
             panes.start(call_id, _command_of(card.item) if card else call_id)
-        lines = item.lines
-        start = self._line_offset
-        end = start + STREAM_SLICE_LINES
-        write, stream = panes.write, item.stream
-        for line in lines[start:end] if start or end < len(lines) else lines:
-            write(call_id, line, stream)
-        if end < len(lines):
-            self._line_offset = end
-            return False
-        self._line_offset = 0
-        return True
+        panes.write_lines(call_id, item.lines, item.stream)
 
     # --- discrete events --------------------------------------------------------------------
 

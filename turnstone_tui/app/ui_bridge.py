@@ -116,19 +116,19 @@ class TextualSessionUI:
     def on_tool_start(self, item: PreparedItem) -> None:
         self._post(m.ToolStarted(item))
 
-    def on_tool_output_chunk(self, call_id: str, line: str, stream: OutputStream) -> None:
-        # Called for every output line (hundreds of thousands a second): the common case is one
-        # append to the open run of lines for the same call and stream.
+    def on_tool_output(self, call_id: str, lines: list[str], stream: OutputStream) -> None:
+        # Called for every chunk of output read (a flood is thousands a second): the common case
+        # is one extend of the open run of lines for the same call and stream.
         if self._loop is not None and threading.get_ident() != self._thread_id:
-            self._loop.call_soon_threadsafe(self.on_tool_output_chunk, call_id, line, stream)
+            self._loop.call_soon_threadsafe(self.on_tool_output, call_id, lines, stream)
             return
         run, batch = self._run, self._batch
         if run is not None and batch is not None and not batch.consumed and run.call_id == call_id:
             if run.stream == stream:
-                run.lines.append(line)
+                run.lines.extend(lines)
                 return
         items = self._open_batch()
-        self._run = run = m.OutputLines(call_id, stream, [line])
+        self._run = run = m.OutputLines(call_id, stream, list(lines))
         items.append(run)
 
     def on_tool_progress(

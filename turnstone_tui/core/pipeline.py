@@ -238,16 +238,21 @@ class ToolPipeline:
         ui = self.ctx.ui
         call_id = item.call_id
 
-        def emit(line: str, stream: OutputStream) -> None:
+        def emit_lines(lines: list[str], stream: OutputStream) -> None:
+            if not lines:
+                return
+            text = "\n".join(lines)
+            if clean_text(text) is not text:  # (one scan of the batch; a fix is rare)
+                lines = [clean_text(line) for line in lines]
             try:
-                ui.on_tool_output_chunk(call_id, clean_text(line), stream)
+                ui.on_tool_output(call_id, lines, stream)
             except Exception:  # a front end failing to show a line must not kill the tool
                 log.exception("the front end failed to show output of %s", call_id)
 
         assert item.execute is not None
         try:
             ui.on_tool_start(item)
-            result = await item.execute(ExecContext(call_id=call_id, emit=emit))
+            result = await item.execute(ExecContext(call_id=call_id, emit_lines=emit_lines))
         except asyncio.CancelledError:
             raise
         except Exception as exc:

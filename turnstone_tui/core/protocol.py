@@ -45,8 +45,9 @@ class SessionUI(Protocol):
     def on_tool_start(self, item: PreparedItem) -> None:
         """An approved item begins executing."""
 
-    def on_tool_output_chunk(self, call_id: str, line: str, stream: OutputStream) -> None:
-        """One line of live output (bash), routed by call_id."""
+    def on_tool_output(self, call_id: str, lines: list[str], stream: OutputStream) -> None:
+        """Lines of live output (bash), routed by call_id: a batch per chunk read (the list is
+        the callee's to keep)."""
 
     def on_tool_progress(
         self, call_id: str, progress: float, total: float | None, message: str | None
@@ -93,7 +94,7 @@ class NullUI:
         return ApprovalDecision(approved=False, feedback="no interactive user to approve this")
 
     def on_tool_start(self, item: PreparedItem) -> None: ...
-    def on_tool_output_chunk(self, call_id: str, line: str, stream: OutputStream) -> None: ...
+    def on_tool_output(self, call_id: str, lines: list[str], stream: OutputStream) -> None: ...
     def on_tool_progress(
         self, call_id: str, progress: float, total: float | None, message: str | None
     ) -> None: ...

@@ -45,8 +45,8 @@ class SubagentUI:
     def on_tool_start(self, item: PreparedItem) -> None:
         self.parent.on_tool_start(item)
 
-    def on_tool_output_chunk(self, call_id: str, line: str, stream: OutputStream) -> None:
-        self.parent.on_tool_output_chunk(call_id, line, stream)
+    def on_tool_output(self, call_id: str, lines: list[str], stream: OutputStream) -> None:
+        self.parent.on_tool_output(call_id, lines, stream)
 
     def on_tool_progress(
         self, call_id: str, progress: float, total: float | None, message: str | None

@@ -75,10 +75,13 @@ OutputStream = Literal["stdout", "stderr"]
 
 @dataclass(slots=True)
 class ExecContext:
-    """Handed to a tool's execute callable: where to stream output while it runs."""
+    """Handed to a tool's execute callable: where to stream output while it runs.
+
+    ``emit_lines(lines, stream)`` takes a batch of output lines (without their newlines): one
+    call per chunk read, so a flood of output costs one call per 64 KiB, not one per line."""
 
     call_id: str
-    emit: Callable[[str, OutputStream], None]
+    emit_lines: Callable[[list[str], OutputStream], None]
 
 
 ExecuteFn = Callable[[ExecContext], Awaitable[ToolResult]]

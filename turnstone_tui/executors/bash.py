@@ -1,7 +1,8 @@
 """The bash tool: a real shell command, streamed line by line, in its own process group.
 
 - ``bash -c COMMAND`` with stdin closed, the environment scrubbed of secrets, cwd = the session's.
-- stdout lines are emitted live (``exec_ctx.emit(line, "stdout")``, without the newline) and kept;
+- stdout lines are emitted live, a batch per chunk read (``exec_ctx.emit_lines(lines, "stdout")``,
+  without the newlines) and kept;
   stderr lines are emitted with ``"stderr"`` and kept as ``[stderr] line``. Output that the command
   itself sends to stdout (``2>&1``) is not marked.
 - Memory stays bounded: the kept output is a head+tail buffer of ``config.tools.truncation`` chars.
@@ -148,13 +149,13 @@ async def run_bash(
     """Run a bash script as the tool does: streaming, bounded, group-killed on timeout/cancel."""
     # leave room for the notes and the exit code so the pipeline's final truncation keeps them
     buffer = HeadTailBuffer(max(limit - NOTES_RESERVE, 1024))
-    emit = exec_ctx.emit
+    emit = exec_ctx.emit_lines
 
-    def emit_stdout(line: str) -> None:
-        emit(line, "stdout")
+    def emit_stdout(lines: list[str]) -> None:
+        emit(lines, "stdout")
 
-    def emit_stderr(line: str) -> None:
-        emit(line, "stderr")
+    def emit_stderr(lines: list[str]) -> None:
+        emit(lines, "stderr")
 
     try:
         outcome = await run_process(

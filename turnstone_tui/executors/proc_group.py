@@ -55,11 +55,12 @@ class BufferSink:
 
 
 class EmittingSink:
-    """Emits every line through ``emit`` (the live pane) and keeps the text in a bounded buffer."""
+    """Emits the lines of each chunk through ``emit`` in one call (the live pane) and keeps the
+    text in a bounded buffer."""
 
     def __init__(
         self,
-        emit: Callable[[str], None],
+        emit: Callable[[list[str]], None],
         buffer: HeadTailBuffer,
         prefix: str = "",
     ) -> None:
@@ -69,15 +70,13 @@ class EmittingSink:
 
     def feed(self, text: str) -> None:
         lines = text[:-1].split("\n") if text.endswith("\n") else text.split("\n")
-        emit = self._emit
-        for line in lines:
-            emit(line)
         if self.prefix:
             prefix = self.prefix
             self.buffer.write("".join([f"{prefix}{line}\n" for line in lines]))
         else:
             # the final unterminated line gets its newline so the other stream can't glue onto it
             self.buffer.write(text if text.endswith("\n") else text + "\n")
+        self._emit(lines)  # (last: the list is the receiver's from here on)
 
 
 @dataclass(slots=True)

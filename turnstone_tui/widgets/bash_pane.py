@@ -28,6 +28,7 @@ from textual.widgets import Static
 from ..core.outcomes import STATUS_LABELS
 from ..core.types import OutputStream, ToolResult, ToolStatus
 from . import clock
+from .tick_label import TickLabel
 
 MAX_LINE_CHARS = 4000
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
@@ -140,20 +141,35 @@ class OutputLog(ScrollView, can_focus=True):
 
     def write_lines(self, lines: Iterable[str], stream: OutputStream = "stdout") -> None:
         """Append lines from one stream."""
-        self.write_batch([(line, stream) for line in lines])
+        self.write_chunks([(list(lines), stream)])
 
     def write_batch(self, batch: Sequence[tuple[str, OutputStream]]) -> None:
         """Append a batch of (line, stream) pairs; keep the newest ``max_lines``."""
-        if not batch:
+        self.write_chunks([([line], stream) for line, stream in batch])
+
+    def write_chunks(self, chunks: Sequence[tuple[Sequence[str], OutputStream]]) -> None:
+        """Append runs of lines, each from one stream; keep the newest ``max_lines``. Lines older
+        than that are counted and never looked at (a flood costs what the screen can show)."""
+        keep = self.max_lines
+        kept: list[tuple[Sequence[str], OutputStream]] = []
+        for lines, stream in reversed(chunks):
+            if keep <= 0:
+                self._dropped += len(lines)
+                continue
+            if len(lines) > keep:
+                self._dropped += len(lines) - keep
+                lines = lines[-keep:]
+            kept.append((lines, stream))
+            keep -= len(lines)
+        if not kept:
             return
-        if len(batch) > self.max_lines:  # older lines would be pruned at once: never touch them
-            self._dropped += len(batch) - self.max_lines
-            batch = batch[-self.max_lines :]
-        raw_lines, streams = zip(*batch, strict=True)
-        new_lines: list[str] = list(raw_lines)
-        flags = bytearray(len(new_lines))
-        if "stderr" in streams:
-            flags = bytearray(stream == "stderr" for stream in streams)
+        new_lines: list[str] = []
+        flags = bytearray()
+        for lines, stream in reversed(kept):
+            new_lines.extend(lines)
+            flags.extend((b"\x01" if stream == "stderr" else b"\x00") * len(lines))
+        if not new_lines:
+            return
         joined = "\n".join(new_lines)
         if (
             joined.count("\n") != len(new_lines) - 1
@@ -333,7 +349,7 @@ class BashPane(Vertical):
         self.outcome: BashOutcome | None = None
         self.log_view = OutputLog(max_lines=max_lines)
         self._command_label = Static(command_content(command), classes="bash-pane--command", markup=False)
-        self._status_label = Static("", classes="bash-pane--status", markup=False)
+        self._status_label = TickLabel("", classes="bash-pane--status", markup=False)
         self._ticker: Timer | None = None
 
     def compose(self) -> ComposeResult:
@@ -360,13 +376,13 @@ class BashPane(Vertical):
     def lines(self) -> list[str]:
         return self.log_view.lines
 
-    def write_batch(self, batch: Sequence[tuple[str, OutputStream]], skipped: int = 0) -> None:
+    def write_chunks(self, chunks: Sequence[tuple[Sequence[str], OutputStream]], skipped: int = 0) -> None:
         if skipped:
             self.log_view.note_skipped(skipped)
-        self.log_view.write_batch(batch)
+        self.log_view.write_chunks(chunks)
 
     def write_line(self, line: str, stream: OutputStream = "stdout") -> None:
-        self.log_view.write_batch([(line, stream)])
+        self.log_view.write_chunks([([line], stream)])
 
     def set_result(self, result: ToolResult) -> BashOutcome:
         """Stop the spinner and show the exit status."""
@@ -384,9 +400,9 @@ class BashPane(Vertical):
         elapsed = clock.format_elapsed(self.elapsed)
         label = self._status_label
         if self.outcome is None:
-            label.update(Content.assemble((clock.spinner_frame(), "$text-accent"), f" {elapsed}"))
+            label.tick(Content.assemble((clock.spinner_frame(), "$text-accent"), f" {elapsed}"))
             return
         icon = {"ok": "✓", "warning": "!", "error": "✗"}[self.outcome.kind]
         label.remove_class("-ok", "-warning", "-error")
         label.add_class(f"-{self.outcome.kind}")
-        label.update(f"{icon} {self.outcome.label} · {elapsed}")
+        label.tick(f"{icon} {self.outcome.label} · {elapsed}")

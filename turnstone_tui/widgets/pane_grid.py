@@ -1,11 +1,14 @@
 """Running bash calls side by side: one `BashPane` per call_id, fed in batches once per frame.
 
-`write()` is called for every output line (possibly hundreds of thousands a second), so it only
-appends to a per-call list; a single timer flushes every pending batch into its pane once per
-frame. Each pane is bounded, so a flood in one pane costs the others nothing.
+`write_lines()` is called for every batch of output lines (a flood is hundreds of thousands of lines
+a second), so it only keeps a reference to the batch; a single timer flushes what is pending into
+the panes once per frame, and only the newest lines a pane keeps are ever looked at. Each pane is
+bounded, so a flood in one pane costs the others nothing.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
 
 from textual.app import ComposeResult
 from textual.containers import Container
@@ -13,6 +16,8 @@ from textual.timer import Timer
 
 from ..core.types import OutputStream, ToolResult
 from .bash_pane import BashPane, clean_line
+
+Chunk = tuple[Sequence[str], OutputStream]
 
 FLUSH_INTERVAL = 1 / 30
 MIN_ROWS_FOR_BORDERS = 9
@@ -66,7 +71,8 @@ class ParallelPanes(Container):
         super().__init__(id=id, classes=classes)
         self.max_lines = max_lines
         self._panes: dict[str, BashPane] = {}
-        self._pending: dict[str, list[tuple[str, OutputStream]]] = {}
+        self._pending: dict[str, list[Chunk]] = {}
+        self._pending_lines: dict[str, int] = {}
         self._pending_skipped: dict[str, int] = {}
         self._flush_timer: Timer | None = None
         self._call_ids: tuple[str, ...] | None = None
@@ -112,15 +118,27 @@ class ParallelPanes(Container):
         return pane
 
     def write(self, call_id: str, line: str, stream: OutputStream = "stdout") -> None:
-        """Queue one output line; cheap, safe to call for every line."""
+        """Queue one output line."""
+        self.write_lines(call_id, [line], stream)
+
+    def write_lines(self, call_id: str, lines: Sequence[str], stream: OutputStream = "stdout") -> None:
+        """Queue a batch of output lines (kept by reference until the next frame's flush; the
+        oldest batches beyond what a pane keeps are dropped and counted, never copied)."""
+        if not lines:
+            return
         pending = self._pending.get(call_id)
         if pending is None:
             pending = self._pending[call_id] = []
-        pending.append((line, stream))
-        if len(pending) > 2 * self.max_lines:
-            skipped = len(pending) - self.max_lines
-            del pending[:skipped]
+        pending.append((lines, stream))
+        count = self._pending_lines.get(call_id, 0) + len(lines)
+        if count - len(pending[0][0]) >= self.max_lines:  # the oldest batch would be cut anyway
+            skipped = 0
+            while len(pending) > 1 and count - len(pending[0][0]) >= self.max_lines:
+                dropped = len(pending.pop(0)[0])
+                skipped += dropped
+                count -= dropped
             self._pending_skipped[call_id] = self._pending_skipped.get(call_id, 0) + skipped
+        self._pending_lines[call_id] = count
         if self._flush_timer is None:
             self._schedule_flush()
 
@@ -128,11 +146,12 @@ class ParallelPanes(Container):
         """The call ended: its pane leaves the grid; returns the pane's (bounded) lines."""
         pane = self._panes.pop(call_id, None)
         pending = self._pending.pop(call_id, [])
+        self._pending_lines.pop(call_id, None)
         skipped = self._pending_skipped.pop(call_id, 0)
         if pane is None:
-            lines = [clean_line(line) for line, _ in pending]
-            return lines[-self.max_lines :]
-        pane.write_batch(pending, skipped)
+            lines = [line for chunk, _ in pending for line in chunk][-self.max_lines :]
+            return [clean_line(line) for line in lines]
+        pane.write_chunks(pending, skipped)
         pane.set_result(result)
         lines = pane.lines
         if pane.is_attached:
@@ -149,9 +168,10 @@ class ParallelPanes(Container):
             pane = self._panes.get(call_id)
             if pane is None or not pane.is_attached:
                 continue  # kept until the pane exists (or finish() takes them)
-            batch = self._pending.pop(call_id)
-            if batch:
-                pane.write_batch(batch, self._pending_skipped.pop(call_id, 0))
+            chunks = self._pending.pop(call_id)
+            self._pending_lines.pop(call_id, None)
+            if chunks:
+                pane.write_chunks(chunks, self._pending_skipped.pop(call_id, 0))
 
     # --- internals ----------------------------------------------------------------------
     def _schedule_flush(self) -> None:

@@ -13,6 +13,7 @@ from textual.widgets import Label
 
 from ..core.types import SessionState, StatusInfo
 from . import clock
+from .tick_label import TickLabel
 
 _STATE_LABELS: dict[SessionState, str] = {
     SessionState.IDLE: "idle",
@@ -50,7 +51,7 @@ class StatusBar(Horizontal):
         self._provider = provider
 
     def compose(self) -> ComposeResult:
-        yield Label(id="status-state", classes="-idle")
+        yield TickLabel(id="status-state", classes="-idle")
         yield Label(id="status-model")
         yield Label(id="status-tokens")
         yield Label(id="status-mcp")
@@ -116,7 +117,7 @@ class StatusBar(Horizontal):
     def _refresh_state(self) -> None:
         if not self.children:
             return
-        label = self.query_one("#status-state", Label)
+        label = self.query_one("#status-state", TickLabel)
         state = self.state
         text = _STATE_LABELS.get(state, str(state))
         if state in (SessionState.THINKING, SessionState.RUNNING):
@@ -127,7 +128,7 @@ class StatusBar(Horizontal):
             text = f"! {text}"
         else:
             text = f"● {text}"
-        label.update(Content(text))
+        label.tick(Content(text))
         label.set_classes(f"-{state.value}")
 
     def _refresh_pending(self) -> None:

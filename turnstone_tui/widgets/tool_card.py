@@ -23,6 +23,7 @@ from ..core.outcomes import CANCELLED_BY_USER, STATUS_LABELS, cancelled_result
 from ..core.types import PreparedItem, ToolResult, ToolStatus
 from . import clock
 from .bash_pane import OutputLog, bash_outcome, clean_line, plain_line
+from .tick_label import TickLabel
 
 CardStatus = Literal["pending", "awaiting", "running", "ok", "warning", "error", "denied", "cancelled"]
 
@@ -133,7 +134,7 @@ class ToolCard(Vertical, can_focus=True):
         self.finished_at: float | None = None
         self.progress_text = ""
         self._title = Static(self._title_content(), classes="tool-card--title", markup=False)
-        self._status_view = Static("", classes="tool-card--status", markup=False)
+        self._status_view = TickLabel("", classes="tool-card--status", markup=False)
         self._summary = Static("", classes="tool-card--summary", markup=False)
         self._output = OutputLog(max_lines=EXPANDED_MAX_LINES)
         self._ticker: Timer | None = None
@@ -253,12 +254,12 @@ class ToolCard(Vertical, can_focus=True):
             view.set_class(name == self.status, f"-{name}")
         if self.status == "running":
             progress = f" · {self.progress_text}" if self.progress_text else ""
-            view.update(
+            view.tick(
                 Content.assemble((clock.spinner_frame(), "$text-accent"), f" running{elapsed_text}{progress}")
             )
             return
         label = self.status_label or _LABELS[self.status]
-        view.update(f"{_ICONS[self.status]} {label}{elapsed_text}")
+        view.tick(f"{_ICONS[self.status]} {label}{elapsed_text}")
 
     def _refresh_view(self) -> None:
         for name in _ICONS:

@@ -1,0 +1,157 @@
+"""Bench: the last of 20k Markdown tokens streamed at 2k tokens/s -> the final line on screen, in a
+real terminal (issue 13, row 3).
+
+The scripted model server (its own process) streams a ~20k-token Markdown answer (headings,
+paragraphs, lists, code blocks, quotes; ``bench/app_stream.py``'s document) in 4-character deltas,
+2000 a second, and notes when it wrote the last one (``time.monotonic()``, one clock for every
+process of the machine). Each program runs in a pseudo-terminal read through pyte
+(``bench/terminal.py``); measured per run:
+
+- **settle**: from the server writing the last token until the answer's final line is on the
+  screen;
+- **stall**: the longest time in which the terminal received nothing while the answer streamed
+  (from its first token on screen until it settled): a frozen screen.
+
+Programs, in rotating order each round: the raw floor (deltas written straight to the terminal),
+a minimal Textual app streaming into one ``Markdown`` widget (``bench/floor_markdown.py``: what
+Textual itself costs), and ``turnstone-tui``.
+
+Goals: settled < 100 ms after the last token; no stall over 50 ms.
+
+Run: ``.venv/bin/python bench/terminal_markdown.py [--runs 3] [--tokens 20000] [--busy]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.app_stream import CHARS_PER_TOKEN, TOKEN_DELAY, markdown_document  # noqa: E402
+from bench.terminal import (  # noqa: E402
+    ROOT,
+    Terminal,
+    busy_context,
+    floor_terminal,
+    longest_gap,
+    median,
+    running_app,
+    send_prompt,
+    venv_python,
+    verdict,
+)
+from tests.helpers.model_server import ModelServerProcess, Reply  # noqa: E402
+
+SETTLE_GOAL = 0.100
+STALL_GOAL = 0.050
+FINAL_LINE = "That is the whole build, end of answer 7Q."
+FIRST_WORDS = "Section 1: what the build does"
+TIMEOUT = 40.0  # seconds after the first words (the stream itself takes 10 s)
+
+
+def document(tokens: int) -> str:
+    return markdown_document(tokens).rstrip().removesuffix("Done.").rstrip() + f"\n\n{FINAL_LINE}\n"
+
+
+def reply(text: str) -> Reply:
+    return Reply.text(text, chunk_size=CHARS_PER_TOKEN, delay=TOKEN_DELAY)
+
+
+def watch_stream(term: Terminal, server: ModelServerProcess, timeout: float) -> dict[str, float]:
+    """Once the prompt is sent: wait for the first words and the final line on screen (a program
+    that has not shown it ``timeout`` s after the first words counts as settled at the timeout)."""
+    times = term.record_output_times()
+    first = term.wait_for(lambda screen: FIRST_WORDS in screen.text, 60)
+    if first is None:
+        raise SystemExit(f"the answer never started:\n{term.text()}")
+    shown = term.wait_for(lambda screen: FINAL_LINE in screen.text, timeout)
+    if shown is None:
+        shown = time.monotonic()
+        print(f"  (the final line was not on screen {timeout:.0f} s after the first words)", flush=True)
+    deadline = time.monotonic() + 10
+    while not server.streams() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    streams = server.streams()
+    if not streams:
+        raise SystemExit("the server recorded no finished stream")
+    last_token = streams[-1]["ended"]
+    return {
+        "settle": shown - last_token,
+        "stall": longest_gap(times, first, shown),
+        "stream_seconds": last_token - streams[-1]["started"],
+    }
+
+
+def run_floor(mode: str, tmp: Path, text: str) -> dict[str, float]:
+    with ModelServerProcess([reply(text)], tmp / "server") as server:
+        argv = [venv_python(), str(ROOT / "bench" / "floor_markdown.py"), mode, server.openai_base_url]
+        with floor_terminal(argv, tmp) as term:
+            return watch_stream(term, server, TIMEOUT)
+
+
+def run_app(tmp: Path, text: str) -> dict[str, float]:
+    with running_app(tmp, [reply(text)]) as (term, server):
+        send_prompt(term, "explain the build")
+        return watch_stream(term, server, TIMEOUT)  # type: ignore[arg-type]
+
+
+PROGRAMS = {
+    "raw terminal (floor)": lambda tmp, text: run_floor("raw", tmp, text),
+    "Textual Markdown widget alone": lambda tmp, text: run_floor("textual", tmp, text),
+    "turnstone-tui": run_app,
+}
+
+
+def measure(runs: int, tokens: int, busy: bool) -> dict[str, list[dict[str, float]]]:
+    text = document(tokens)
+    results: dict[str, list[dict[str, float]]] = {name: [] for name in PROGRAMS}
+    names = list(PROGRAMS)
+    with tempfile.TemporaryDirectory(prefix="turnstone-md-") as tmp_name, busy_context(busy):
+        for run in range(runs):
+            for offset in range(len(names)):
+                name = names[(run + offset) % len(names)]
+                figures = PROGRAMS[name](Path(tmp_name) / f"{run}-{offset}", text)
+                results[name].append(figures)
+                print(
+                    f"run {run + 1}/{runs} {name:30} settled {figures['settle'] * 1000:7.1f} ms after the "
+                    f"last token, longest stall {figures['stall'] * 1000:6.1f} ms "
+                    f"(stream {figures['stream_seconds']:.1f} s)",
+                    flush=True,
+                )
+    return results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--tokens", type=int, default=20_000)
+    parser.add_argument("--busy", action="store_true", help="run two CPU-spinning processes alongside")
+    args = parser.parse_args()
+    results = measure(args.runs, args.tokens, args.busy)
+    print()
+    print(
+        f"last of {args.tokens} Markdown tokens at 2k tok/s -> final line on screen, median of {args.runs}, "
+        f"{'busy' if args.busy else 'quiet'} machine"
+    )
+    floor = median([r["settle"] for r in results["raw terminal (floor)"]])
+    for name, runs in results.items():
+        settle = median([r["settle"] for r in runs])
+        stall = median([r["stall"] for r in runs])
+        print(
+            f"  {name:32} settled {settle * 1000:7.1f} ms (max {max(r['settle'] for r in runs) * 1000:7.1f}), "
+            f"stall {stall * 1000:6.1f} ms; {settle / floor if floor > 0 else float('nan'):5.1f}x the raw floor"
+        )
+    app = results["turnstone-tui"]
+    settle = median([r["settle"] for r in app])
+    stall = median([r["stall"] for r in app])
+    print(f"  settle goal < {SETTLE_GOAL * 1000:.0f} ms: {verdict(settle < SETTLE_GOAL)}")
+    print(f"  stall goal < {STALL_GOAL * 1000:.0f} ms: {verdict(stall < STALL_GOAL)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
