@@ -178,3 +178,26 @@ def test_mcp_panel_needs_login_and_log_view(snap_compare) -> None:
         await pilot.pause()
 
     assert snap_compare(PanelHarness(), terminal_size=(100, 24), run_before=run_before)
+
+
+# --- logging in to an HTTP server: the screen with the URL to copy -------------------------
+
+LOGIN_URL = (
+    "https://auth.tracker.example/authorize?response_type=code&client_id=client-3f9a2c"
+    "&redirect_uri=http%3A%2F%2F127.0.0.1%3A43817%2Fcallback&state=Zm9vYmFy"
+    "&code_challenge=E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM&code_challenge_method=S256"
+    "&resource=https%3A%2F%2Fmcp.tracker.example%2Fmcp&scope=issues%3Aread+offline_access"
+)
+
+
+def test_mcp_login_screen(snap_compare) -> None:
+    from turnstone_tui.app.screens.mcp_login import McpLoginScreen
+
+    screen = McpLoginScreen("tracker")
+
+    async def run_before(pilot: Any) -> None:
+        await pilot.pause()
+        screen.show_url(LOGIN_URL, opened=False)
+        await pilot.pause()
+
+    assert snap_compare(ScreenHarness(screen), terminal_size=(100, 24), run_before=run_before)

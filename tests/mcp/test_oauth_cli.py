@@ -109,3 +109,69 @@ def test_cli_login_unknown_and_stdio_servers(tmp_path: Path) -> None:
             _cli("login", name, "--config", str(config)), capture_output=True, text=True, env=_env(tmp_path)
         )
         assert result.returncode == 2 and message in result.stderr, result.stderr
+
+
+def test_headless_names_the_server_then_after_login_the_model_calls_its_tool(
+    tmp_path: Path, oauth_servers: OAuthServers
+) -> None:
+    """Headless never opens a browser: it names the server that needs login. After
+    `mcp login`, a headless run's model calls the protected tool through a real session, and the
+    token is in neither the output nor the conversation database."""
+    from tests.helpers.model_server import Reply, ScriptedModelServer
+
+    config = _config(tmp_path, oauth_servers)
+    db = tmp_path / "t.db"
+    opened = tmp_path / "browser-was-opened"
+    browser = f"sh -c 'touch {opened}' %s"  # where a browser could open, headless still opens none
+
+    def run(server: ScriptedModelServer) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [
+                sys.executable, "-m", "turnstone_tui.cli", "--config", str(config),
+                "--provider", "openai", "--base-url", server.openai_base_url, "--api-key", "k",
+                "--model", "test-model", "--db", str(db), "--skip-permissions", "--tool-search", "off",
+                "-p", "who am I on the secure server?",
+            ],
+            cwd=tmp_path, env=_env(tmp_path, DISPLAY=":0", BROWSER=browser), capture_output=True,
+            text=True, timeout=100,
+        )  # fmt: skip
+
+    with ScriptedModelServer([Reply.text("No secure tools here.")]) as server:
+        before = run(server)
+        (request,) = server.model_requests()
+    assert before.returncode == 0, before.stderr
+    assert "MCP server secure needs login: the server answered 401 Unauthorized" in before.stderr
+    assert "turnstone-tui mcp login secure" in before.stderr
+    assert not opened.exists()
+    assert not any(t["function"]["name"].startswith("mcp__secure__") for t in request.body["tools"])
+
+    login = subprocess.Popen(
+        _cli("login", "secure", "--no-browser", "--config", str(config)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(tmp_path),
+    )
+    assert login.stdout is not None
+    url = next(line.strip() for line in login.stdout if line.strip().startswith(oauth_servers.issuer))
+    assert httpx.get(url, follow_redirects=True, timeout=30).status_code == 200
+    login.communicate(timeout=60)
+    assert login.returncode == 0
+
+    script = [Reply.tools([("mcp__secure__whoami", {})]), Reply.text("You are the registered client.")]
+    with ScriptedModelServer(script) as server:
+        after = run(server)
+        first, second = (r.body for r in server.model_requests())
+    assert after.returncode == 0, after.stderr
+    assert after.stdout.strip() == "You are the registered client."
+    assert "needs login" not in after.stderr
+    assert "mcp__secure__whoami" in {t["function"]["name"] for t in first["tools"]}
+    (result,) = [m["content"] for m in second["messages"] if m["role"] == "tool"]
+    assert result.startswith("protected hello to client-")
+
+    token_file = tmp_path / "data" / "turnstone" / "mcp-auth" / "secure.json"
+    tokens = json.loads(token_file.read_text())["tokens"]
+    stored = db.read_bytes() + b"".join(p.read_bytes() for p in tmp_path.glob("t.db-*"))
+    for secret in (tokens["access_token"], tokens["refresh_token"]):
+        assert secret.encode() not in stored
+        assert secret not in after.stdout + after.stderr

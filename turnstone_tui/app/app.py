@@ -45,6 +45,7 @@ from .ui_bridge import TextualSessionUI
 if TYPE_CHECKING:
     from ..core.session import ChatSession
     from ..runtime import Runtime
+    from ..widgets.mcp_panel import McpPanel
 
 log = logging.getLogger(__name__)
 
@@ -450,6 +451,12 @@ class TurnstoneApp(App[None]):
     def _has_mcp(self) -> bool:
         mcp = self.runtime.mcp if self.runtime is not None else None
         return mcp is not None and bool(mcp.statuses())
+
+    def on_mcp_panel_login_requested(self, message: McpPanel.LoginRequested) -> None:
+        """``l`` in the MCP panel: log in to that server in the browser."""
+        from .mcp_login import start_mcp_login
+
+        start_mcp_login(self, message.server)
 
     def toggle_mcp_panel(self) -> None:
         runtime = self.runtime

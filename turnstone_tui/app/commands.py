@@ -147,22 +147,42 @@ async def _model(app: TurnstoneApp, argument: str) -> None:
     await app.chat.add_info(f"Switched to {provider.model} via {provider.name}{note}.")
 
 
+_MCP_VERBS = (
+    ("refresh", "re-read tools, resources and prompts"),
+    ("login", "log in to an HTTP server in the browser (OAuth)"),
+    ("logout", "forget an HTTP server's stored login"),
+)
+
+
 def _complete_mcp(app: TurnstoneApp, partial: str) -> list[tuple[str, str]]:
-    if app.runtime is None or app.runtime.mcp is None or not "refresh".startswith(partial):
+    if app.runtime is None or app.runtime.mcp is None:
         return []
-    return [("refresh", "re-read tools, resources and prompts")]
+    words = partial.split(" ")
+    if len(words) == 2 and words[0] in ("login", "logout", "refresh"):
+        return [
+            (f"{words[0]} {s.name}", f"{s.transport} · {s.state}")
+            for s in app.runtime.mcp.statuses()
+            if s.name.startswith(words[1]) and (words[0] == "refresh" or s.transport == "http")
+        ]
+    return [(verb, what) for verb, what in _MCP_VERBS if verb.startswith(partial)]
 
 
 @slash_command(
     "mcp",
-    "[refresh [server]]",
-    "List the connected MCP tools, or refresh servers (F2: panel)",
+    "[verb [server]]",
+    "List the MCP tools; verbs: refresh, login, logout (F2: panel)",
     complete=_complete_mcp,
 )
 async def _mcp(app: TurnstoneApp, argument: str) -> None:
     words = argument.split()
-    if words and (words[0] != "refresh" or len(words) > 2):
-        await app.chat.add_error("usage: /mcp [refresh [server]]")
+    verb = words[0] if words else ""
+    usage_ok = (
+        not words
+        or (verb == "refresh" and len(words) <= 2)
+        or (verb in ("login", "logout") and len(words) == 2)
+    )
+    if not usage_ok:
+        await app.chat.add_error("usage: /mcp [refresh [server] | login NAME | logout NAME]")
         return
     runtime = app.need_runtime()
     if runtime.mcp is None:
@@ -172,6 +192,20 @@ async def _mcp(app: TurnstoneApp, argument: str) -> None:
         from ..mcp.listing import format_tool_table
 
         await app.chat.add_markdown_info(format_tool_table(runtime.mcp.statuses()))
+        return
+    if verb == "login":
+        from .mcp_login import start_mcp_login
+
+        start_mcp_login(app, words[1])
+        return
+    if verb == "logout":
+        from ..mcp.auth.login import LoginError
+
+        try:
+            await app.chat.add_info(await runtime.mcp.logout(words[1]))
+        except LoginError as exc:
+            await app.chat.add_error(str(exc))
+        app.refresh_status()
         return
     report = await runtime.mcp.refresh(words[1] if len(words) == 2 else None)
     await app.chat.add_info(report)

@@ -4,7 +4,8 @@ Each server row shows a status indicator (spinner while connecting, green when c
 with the reason when failed), its tool/resource/prompt counts, and expands to the names. The
 manager's listener fires on every state or list change (e.g. ``tools/list_changed``), so the
 panel updates without a key press. ``r`` refreshes the focused server, ``R`` every server,
-``c`` reconnects the focused server.
+``c`` reconnects the focused server, ``l`` logs in to it (an HTTP server: the app runs the OAuth
+login in the browser and the server reconnects with the token).
 """
 
 from __future__ import annotations
@@ -244,7 +245,15 @@ class McpPanel(Vertical, can_focus=False):
         Binding("R", "refresh_all", "Refresh all"),
         Binding("c", "reconnect", "Reconnect"),
         Binding("v", "toggle_log", "Server log"),
+        Binding("l", "login", "Log in"),
     ]
+
+    class LoginRequested(Message):
+        """``l`` on a server: the app should run the browser login for it."""
+
+        def __init__(self, server: str) -> None:
+            super().__init__()
+            self.server = server
 
     class Refreshed(Message):
         """A refresh finished; ``report`` is the manager's text."""
@@ -408,6 +417,8 @@ class McpPanel(Vertical, can_focus=False):
             parts.append((f"\n⟳ {progress.tool} {progress.describe()}", "$text-accent"))
         if status.log_count:
             parts.append((f"\n{status.log_count} log messages · v to view", "$text-muted"))
+        if getattr(status, "needs_login", False):
+            parts.append(("\nl to log in (in the browser)", "$text-warning"))
         self._detail.update(Content.assemble(*parts))
         self._detail.display = True
 
@@ -462,6 +473,16 @@ class McpPanel(Vertical, can_focus=False):
 
     def action_reconnect(self) -> None:
         self._start_refresh(self.focused_server, "reconnect")
+
+    def action_login(self) -> None:
+        server = self.focused_server
+        status = self._statuses.get(server) if server else None
+        if server is None or status is None:
+            return
+        if status.transport != "http":
+            self.notify(f"{server} is a {status.transport} server: only HTTP servers log in.", timeout=4)
+            return
+        self.post_message(self.LoginRequested(server))
 
     def _start_refresh(self, server: str | None, verb: str) -> None:
         if self.manager is None:

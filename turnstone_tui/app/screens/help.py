@@ -59,6 +59,8 @@ KEY_SECTIONS: tuple[Section, ...] = (
             ("r", "refresh the selected server"),
             ("R", "refresh all servers"),
             ("c", "reconnect the selected server"),
+            ("l", "log in to the selected HTTP server (OAuth, in the browser)"),
+            ("v", "the selected server's log messages"),
         ),
     ),
 )
