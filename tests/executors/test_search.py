@@ -68,3 +68,43 @@ async def test_pattern_starting_with_dash_is_a_pattern(tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("x --verbose y\n")
     result = await run(PREPARERS, make_ctx(tmp_path), "search", query="--verbose")
     assert result.text == "f.txt:1:x --verbose y"
+
+
+@pytest.mark.parametrize("tool", ["rg", "grep"])
+async def test_hidden_files_are_searched_but_not_git(
+    tmp_path: Path, tool: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil as _shutil
+
+    if tool == "rg" and _shutil.which("rg") is None:
+        pytest.skip("ripgrep is not installed")
+    if tool == "grep":  # the fallback when ripgrep is missing
+        real_which = _shutil.which
+        monkeypatch.setattr(
+            _shutil, "which", lambda name, *a, **k: None if name == "rg" else real_which(name)
+        )
+    (tmp_path / ".github").mkdir()
+    (tmp_path / ".github" / "ci.yml").write_text("needle in a hidden dir\n")
+    (tmp_path / ".env.example").write_text("needle in a hidden file\n")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "config").write_text("needle in git\n")
+    (tmp_path / "plain.txt").write_text("needle plain\n")
+    result = await run(PREPARERS, make_ctx(tmp_path), "search", query="needle")
+    assert ".github/ci.yml:1:needle in a hidden dir" in result.text
+    assert ".env.example:1:needle in a hidden file" in result.text
+    assert "plain.txt:1:needle plain" in result.text
+    assert "needle in git" not in result.text
+
+
+async def test_gitignored_files_skipped_by_ripgrep_are_named(tmp_path: Path) -> None:
+    import shutil as _shutil
+
+    if _shutil.which("rg") is None:
+        pytest.skip("ripgrep is not installed")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".gitignore").write_text("build.log\n")
+    (tmp_path / "build.log").write_text("needle ignored\n")
+    (tmp_path / "src.txt").write_text("needle kept\n")
+    result = await run(PREPARERS, make_ctx(tmp_path), "search", query="needle")
+    assert "src.txt:1:needle kept" in result.text and "needle ignored" not in result.text
+    assert "not searched: files excluded by .gitignore" in result.text

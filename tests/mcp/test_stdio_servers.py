@@ -220,13 +220,27 @@ async def test_server_that_sends_garbage_or_exits(make_manager) -> None:
     noise = manager.status("noise")
     quitter = manager.status("quitter")
     assert noise is not None and noise.state is ServerState.FAILED
-    assert noise.error is not None and "this is not json at all" in noise.error
+    # only noise and never an answer: the handshake times out, naming what it wrote
+    assert noise.error is not None and "handshake" in noise.error and "this is not json at all" in noise.error
     assert quitter is not None and quitter.state is ServerState.FAILED
     assert quitter.error is not None and "refusing to start (bad setup)" in quitter.error
     assert manager.status("fine").state is ServerState.CONNECTED  # type: ignore[union-attr]
     report = await manager.refresh()
     assert "  fine: no changes" in report
-    assert "  noise: failed - the server wrote invalid output" in report
+    assert "  noise: failed - no answer to the MCP handshake" in report
+
+
+async def test_a_stdio_server_that_prints_a_banner_still_serves(make_manager) -> None:
+    # one stray stdout line before serving used to mark the server failed ("invalid output")
+    manager = make_manager([stdio_server("chatty", "--mode", "chatty")])
+    await manager.start()
+    await manager.wait_ready(20)
+    status = manager.status("chatty")
+    assert status is not None and status.state is ServerState.CONNECTED, status
+    result = await manager.call_tool("mcp__chatty__echo", {"text": "still here"})
+    assert not result.is_error and "still here" in result.text
+    logged = [entry.text for entry in manager.logs("chatty")]
+    assert any("demo server starting up" in text for text in logged), logged
 
 
 async def test_missing_command(make_manager) -> None:

@@ -175,7 +175,7 @@ class ToolPipeline:
                     runnable.append(item)
             if runnable:
                 ui.on_state(SessionState.RUNNING)
-                await self._execute_all(runnable, decision, results)
+                await self._execute_all(runnable, decision, results, asked_ids)
         except asyncio.CancelledError:
             for item in items:
                 if item.call_id not in results:
@@ -208,7 +208,11 @@ class ToolPipeline:
         return decision
 
     async def _execute_all(
-        self, items: list[PreparedItem], decision: ApprovalDecision | None, results: dict[str, ToolResult]
+        self,
+        items: list[PreparedItem],
+        decision: ApprovalDecision | None,
+        results: dict[str, ToolResult],
+        asked_ids: set[str],
     ) -> None:
         limit = asyncio.Semaphore(self.max_parallel)
         feedback = decision.feedback.strip() if decision and decision.feedback else ""
@@ -216,7 +220,7 @@ class ToolPipeline:
         async def run_one(item: PreparedItem) -> None:
             async with limit:
                 result = await self._execute(item)
-            if feedback and item.needs_approval:
+            if feedback and item.call_id in asked_ids:  # only the calls the answer was written for
                 result.text = f"{result.text}\n\n[user feedback on approval: {feedback}]"
             self._deliver(item, result, results)
             if self.commit is not None:

@@ -132,6 +132,7 @@ class ChatSession:
         self.last_answer = ""
         self.max_tool_rounds = MAX_TOOL_ROUNDS if agent_kind == "main" else config.tools.agent_max_turns
         self._skill: tuple[str, str] | None = None
+        self._background: set[asyncio.Task[None]] = set()  # writes that must not be garbage-collected
         self._memories = ""
         self._turn_task: asyncio.Task[None] | None = None
         self._turn_lock = asyncio.Lock()
@@ -178,6 +179,7 @@ class ChatSession:
                 self._lock = self.storage.lock_session(self.session_id)
                 self.messages = repair_history(await self.storage.load_messages(self.session_id))
                 await self._load_usage()
+                await self._load_skill()
             else:
                 self.session_id = await self.storage.create_session(
                     model=self.provider.model, cwd=str(self.cwd)
@@ -207,6 +209,8 @@ class ChatSession:
             await asyncio.gather(self._turn_task, return_exceptions=True)
         if delivery is not None and delivery is not asyncio.current_task():
             await asyncio.gather(delivery, return_exceptions=True)
+        if self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)
         if self._lock is not None:
             self._lock.release()
             self._lock = None
@@ -235,6 +239,24 @@ class ChatSession:
     def _on_skill_loaded(self, name: str, content: str) -> None:
         self._skill = (name, content)
         self._rebuild_system_prompt()
+        if self.storage is not None and self.agent_kind == "main":
+            # kept with the session: a --resume'd conversation still follows its skill
+            task = asyncio.get_running_loop().create_task(
+                self.storage.set_setting(self._skill_key(), [name, content])
+            )
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+
+    def _skill_key(self) -> str:
+        return f"skill:{self.session_id}"
+
+    async def _load_skill(self) -> None:
+        if self.storage is None or self.agent_kind != "main":
+            return
+        stored = await self.storage.get_setting(self._skill_key())
+        if isinstance(stored, list) and len(stored) == 2 and all(isinstance(x, str) for x in stored):
+            self._skill = (stored[0], stored[1])
+            self.ctx.active_skill = stored[0]
 
     # --- tools available to the model -----------------------------------------------------
     def _base_schemas(self) -> list[dict[str, Any]]:

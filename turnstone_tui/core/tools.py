@@ -67,10 +67,16 @@ class ReadTracker:
     """Remembers which files were read (read_file / diff_file) and their state at that moment.
 
     edit_file refuses a path that was never read, or whose mtime/size changed since the read.
+    A read_file prepared earlier in the same batch counts (``expect``): calls are prepared in order
+    before any runs, so ``read_file x`` + ``edit_file x`` in one batch would otherwise always refuse.
     """
 
     def __init__(self) -> None:
         self._stamps: dict[Path, FileStamp] = {}
+
+    def expect(self, path: Path) -> None:
+        """A read of ``path`` is about to run in this batch: an edit prepared after it may proceed."""
+        self.record(path)
 
     @staticmethod
     def _stat(path: Path) -> FileStamp | None:

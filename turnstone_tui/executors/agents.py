@@ -111,7 +111,9 @@ async def prepare_task_agent(ctx: ToolContext, call_id: str, args: dict[str, Any
 async def prepare_plan_agent(ctx: ToolContext, call_id: str, args: dict[str, Any]) -> PreparedItem:
     goal = require_str(args, "goal") or require_str(args, "prompt")  # the spec names it "prompt" too
     if goal is None or not goal.strip():
-        return error_item(call_id, "plan_agent", args, "plan_agent needs a 'goal' to plan for")
+        return error_item(
+            call_id, "plan_agent", args, "plan_agent needs a 'prompt' (or 'goal'): what to plan"
+        )
     if len(goal) > MAX_PROMPT_CHARS:
         return error_item(call_id, "plan_agent", args, f"goal is longer than {MAX_PROMPT_CHARS} characters")
     problem = _not_available(ctx, "plan_agent")

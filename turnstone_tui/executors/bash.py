@@ -33,6 +33,10 @@ MAX_TIMEOUT = 600
 STDERR_PREFIX = "[stderr] "
 HEADER_MAX = 100
 NOTES_RESERVE = 1024
+NUL_REFUSAL = (
+    "bash: the command contains a NUL byte (\\0), which no command line can carry; nothing was run. "
+    "To produce one, write it as an escape: printf '\\0' or $'\\x00'"
+)
 
 
 def parse_timeout(value: Any, default: int) -> int | str:
@@ -97,6 +101,8 @@ async def prepare_bash(ctx: ToolContext, call_id: str, args: dict[str, Any]) -> 
     command = args.get("command")
     if not isinstance(command, str) or not command.strip():
         return error_item(call_id, "bash", args, "bash: 'command' must be a non-empty string")
+    if "\x00" in command:
+        return error_item(call_id, "bash", args, NUL_REFUSAL)
     timeout = parse_timeout(args.get("timeout"), ctx.config.tools.timeout)
     if isinstance(timeout, str):
         return error_item(call_id, "bash", args, f"bash: {timeout}")

@@ -317,6 +317,8 @@ async def prepare_read_file(ctx: ToolContext, call_id: str, args: dict[str, Any]
     budget = max(ctx.config.tools.truncation - 200, 1000)
     vision = ctx.supports_vision
     tracker = ctx.read_tracker
+    if not outside:  # runs without asking: an edit_file later in this batch may follow it
+        await asyncio.to_thread(tracker.expect, path)
 
     async def execute(exec_ctx: ExecContext) -> ToolResult:
         result = await asyncio.to_thread(read_file_sync, path, shown, start, count, budget, vision)

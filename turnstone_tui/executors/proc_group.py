@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
+import errno
 import os
 import signal
 from collections.abc import Callable, Sequence
@@ -222,6 +223,9 @@ async def run_process(
     Raises OSError if the program cannot be started (callers turn it into a ToolResult).
     CancelledError is re-raised after the group was terminated.
     """
+    for text in (*argv, str(cwd), *env.keys(), *env.values()):
+        if "\x00" in text:
+            raise OSError(errno.EINVAL, "an argument, the directory or the environment contains a NUL byte")
     await ensure_guardian_async()
     marker = child_marker()
     proc = await asyncio.create_subprocess_exec(

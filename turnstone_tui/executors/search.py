@@ -1,8 +1,10 @@
 """The search tool: recursive regex search, ``file:line:text`` results, bounded.
 
-ripgrep (``rg``) when it is on PATH (respects .gitignore), else ``grep -rnE`` skipping binary files
-and the usual tool directories (.git, node_modules, virtualenvs, caches). At most 500 lines are
-kept (each cut to 400 chars); the rest are counted. Exit status 1 means "no matches", not an error.
+ripgrep (``rg``) when it is on PATH, else ``grep -rnE`` skipping binary files. Both search hidden
+files and directories and skip the usual tool directories (.git, node_modules, virtualenvs,
+caches); ripgrep also skips what .gitignore / .ignore files exclude, and the result says so when
+such a file applies. At most 500 lines are kept (each cut to 400 chars); the rest are counted.
+Exit status 1 means "no matches", not an error.
 """
 
 from __future__ import annotations
@@ -25,6 +27,25 @@ GREP_EXCLUDED_DIRS = (
     ".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".pytest_cache", ".ruff_cache",
     ".tox", ".hg", ".svn",
 )  # fmt: skip
+
+
+IGNORE_FILES = (".gitignore", ".ignore", ".rgignore")
+IGNORED_NOTE = (
+    "[not searched: files excluded by {files}; to search them too use bash: rg --no-ignore PATTERN PATH]"
+)
+
+
+def ignore_files(target: Path) -> list[str]:
+    """Ignore files ripgrep honours for ``target`` (in it and its parents; blocking: a few stats)."""
+    start = target if target.is_dir() else target.parent
+    found: list[str] = []
+    for folder in [start, *start.parents]:
+        for name in IGNORE_FILES:
+            if name not in found and (folder / name).is_file():
+                found.append(name)
+        if (folder / ".git").exists():
+            break  # the repository's root: ripgrep reads no ignore files above it
+    return found
 
 
 class MatchSink:
@@ -50,7 +71,21 @@ class MatchSink:
 def search_command(query: str, path_arg: str) -> list[str]:
     rg = shutil.which("rg")
     if rg:
-        return [rg, "-n", "-H", "--no-heading", "--color", "never", "-e", query, "--", path_arg]
+        skipped = [f"--glob=!{d}" for d in GREP_EXCLUDED_DIRS]
+        return [
+            rg,
+            "-n",
+            "-H",
+            "--no-heading",
+            "--color",
+            "never",
+            "--hidden",
+            *skipped,
+            "-e",
+            query,
+            "--",
+            path_arg,
+        ]
     excludes = [f"--exclude-dir={d}" for d in GREP_EXCLUDED_DIRS]
     return ["grep", "-rnHE", "-I", "--color=never", *excludes, "-e", query, "--", path_arg]
 
@@ -73,7 +108,12 @@ async def prepare_search(ctx: ToolContext, call_id: str, args: dict[str, Any]) -
     timeout = ctx.config.tools.timeout
 
     async def execute(exec_ctx: ExecContext) -> ToolResult:
-        return await run_search(query, path_arg, cwd, timeout)
+        result = await run_search(query, path_arg, cwd, timeout)
+        if shutil.which("rg") and not result.is_error:
+            found = await asyncio.to_thread(ignore_files, target)
+            if found:
+                result.text += "\n" + IGNORED_NOTE.format(files=" / ".join(found))
+        return result
 
     return PreparedItem(
         call_id=call_id,

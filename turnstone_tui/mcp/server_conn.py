@@ -180,6 +180,7 @@ class ServerConnection:
         self.push: frozenset[str] = frozenset()
         self.connected_at: float | None = None
         self.last_refresh: float | None = None
+        self._last_noise = ""  # the last non-JSON line a stdio server wrote (named if the handshake fails)
 
         self._client: Client | None = None
         # Each connection attempt has a number; callbacks from an older attempt (still shutting down
@@ -342,6 +343,7 @@ class ServerConnection:
         previous = self._task
         self._closing = False
         self._broken = None
+        self._last_noise = ""
         self.auth_problem = None
         self._stop = asyncio.Event()
         self._attempt += 1
@@ -399,7 +401,19 @@ class ServerConnection:
         if attempt != self._attempt:
             return
         if isinstance(message, Exception):
-            self._mark_broken(f"the server wrote invalid output ({describe_garbage(message)})", attempt)
+            what = describe_garbage(message)
+            if self.config.transport == "stdio":
+                # A stdio server's stray print (a banner, a log line) is noise, not a broken server:
+                # kept in its log (the MCP panel's v) and named if the handshake never completes.
+                self._last_noise = what
+                self.client_side.add_log(
+                    self.name,
+                    mt.LoggingMessageNotificationParams(
+                        level="warning", logger="stdout", data=f"ignored {what}"
+                    ),
+                )
+            else:
+                self._mark_broken(f"the server wrote invalid output ({what})", attempt)
         elif isinstance(message, mt.ToolListChangedNotification):
             self.request_refresh(("tools",))
         elif isinstance(message, mt.ResourceListChangedNotification):
@@ -430,7 +444,8 @@ class ServerConnection:
 
         def connect_timed_out() -> None:
             if attempt == self._attempt and self.state is ServerState.CONNECTING:
-                self._fail(f"no answer to the MCP handshake within {self._connect_timeout:g}s")
+                noise = f"; it wrote only {self._last_noise}" if self._last_noise else ""
+                self._fail(f"no answer to the MCP handshake within {self._connect_timeout:g}s{noise}")
                 connect_scope.cancel()
 
         timer = loop.call_later(self._connect_timeout, connect_timed_out)

@@ -1,7 +1,7 @@
 """A real MCP server for tests and the bench, written with the SDK's ``MCPServer``.
 
 Run as a script: ``python demo_server.py [--transport stdio|http] [--port N] [--extra-tools N]
-[--mode normal|hang|garbage|exit]``.
+[--mode normal|hang|garbage|exit|chatty]``.
 
 Tools: echo, add (structured output), image, embedded, fail (isError), slow, crash (exits the process
 mid-call), add_tool (registers a tool at run time and sends tools/list_changed).
@@ -220,7 +220,7 @@ def main() -> None:
     parser.add_argument(
         "--live-resources", action="store_true", help="add touch_readme(), which changes docs://readme"
     )
-    parser.add_argument("--mode", choices=["normal", "hang", "garbage", "exit"], default="normal")
+    parser.add_argument("--mode", choices=["normal", "hang", "garbage", "exit", "chatty"], default="normal")
     args = parser.parse_args()
     if args.mode == "hang":
         hang_forever()
@@ -232,6 +232,9 @@ def main() -> None:
         sys.stderr.write("demo server: refusing to start (bad setup)\n")
         sys.exit(2)
     server = build_server(args.name, args.extra_tools, args.skill_prompts, args.live_resources)
+    if args.mode == "chatty":  # a banner on stdout before serving, as many real servers print
+        sys.stdout.write("demo server starting up, listening on stdio\n")
+        sys.stdout.flush()
     if args.transport == "stdio":
         server.run("stdio")
     else:
