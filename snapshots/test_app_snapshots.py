@@ -203,3 +203,22 @@ def test_inbox_screen(snap_compare, model_server: ScriptedModelServer, tmp_path:
         await pilot.pause(0.2)
 
     assert snap_compare(make_app(model_server, tmp_path), terminal_size=SIZE, run_before=run_before)
+
+
+def test_new_output_marker(snap_compare, model_server: ScriptedModelServer, tmp_path: Path) -> None:
+    """Scrolled up while output arrives below: the "new output ↓" bar under the chat (issue 11 item 5)."""
+    paragraphs = "\n\n".join(f"Paragraph {i}: the build log says step {i} passed." for i in range(40))
+    model_server.script([Reply.text(paragraphs, chunk_size=400, usage=(5200, 140))])
+
+    async def run_before(pilot: Pilot) -> None:
+        await send_and_wait(pilot, "summarise the build log")
+        app = pilot.app
+        assert isinstance(app, TurnstoneApp)
+        await pilot.press("pageup")
+        await wait_until(pilot, lambda: not app.chat.following, what="the chat to stop following")
+        await app.chat.add_info("A watch fired: the nightly build finished.")
+        marker = app.screen.query_one("#new-output")
+        await wait_until(pilot, lambda: marker.has_class("-shown"), what="the new output marker")
+        await pilot.pause(0.2)
+
+    assert snap_compare(make_app(model_server, tmp_path), terminal_size=SIZE, run_before=run_before)

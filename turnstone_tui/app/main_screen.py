@@ -14,7 +14,7 @@ from textual.widget import Widget
 from textual.widgets import Footer
 
 from ..core.resources import styles_dir
-from ..widgets.chat_view import ChatView
+from ..widgets.chat_view import ChatView, NewOutputMarker
 from ..widgets.pane_grid import ParallelPanes
 from ..widgets.prompt_input import PromptArea, PromptCompleter, PromptInput
 from ..widgets.status_bar import StatusBar
@@ -59,6 +59,7 @@ class MainScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield ChatView(id="chat", max_widgets=self._max_chat_widgets)
+        yield NewOutputMarker(id="new-output")
         yield ParallelPanes(max_lines=self._max_pane_lines, id="panes")
         yield PromptArea(id="prompt-area", cwd=self._cwd, completer=self._completer)
         yield StatusBar(id="status-bar")
@@ -72,6 +73,13 @@ class MainScreen(Screen[None]):
             # End still moves the prompt's cursor while it is not at the end of the text.
             return self.prompt.cursor_location == self.prompt.document.end
         return True
+
+    def on_chat_view_below_fold(self, message: ChatView.BelowFold) -> None:
+        """Output arrived below the scrolled-up chat: show the marker (hidden once it follows again)."""
+        self._widget("#new-output", NewOutputMarker).set_class(message.unseen, "-shown")
+
+    def on_new_output_marker_pressed(self, message: NewOutputMarker.Pressed) -> None:
+        self.action_scroll_chat("end")
 
     def action_scroll_chat(self, where: str) -> None:
         chat = self.chat

@@ -4,14 +4,24 @@ Bounded: once more than ``max_widgets`` children are mounted, the oldest are rem
 so pruning is rare), which keeps layout and memory flat in sessions that run all day. Long answers
 are columns of Markdown chunks; frozen chunks more than a screen away from the viewport are
 virtualised (kept as empty space of the same height), so a reflow touches only what is near.
+
+Following: the chat stays at the bottom as output arrives unless the user scrolled up. Textual's
+anchor does the following; this view adds what it lacks: a scroll request that leaves the view at
+the bottom (PageDown or a key at the end) no longer stops following, and while not following, new
+output below the view is reported (``BelowFold``) so the screen can show a "new output ↓" marker.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 from textual import events
 from textual.containers import VerticalScroll
+from textual.content import Content
 from textual.geometry import Region, Size
+from textual.message import Message
 from textual.widget import Widget
+from textual.widgets import Static
 
 from ..core.types import PreparedItem
 from .chat_messages import (
@@ -29,8 +39,47 @@ from .tool_card import ToolCard
 REACH = 0.5
 
 
+class NewOutputMarker(Static):
+    """The "new output ↓" bar under the chat, shown while output arrived below a scrolled-up view.
+    A click posts ``Pressed`` (the screen then scrolls the chat to the end)."""
+
+    DEFAULT_CSS = """
+    NewOutputMarker {
+        display: none;
+        height: 1;
+        width: 1fr;
+        padding: 0 2;
+        content-align: right middle;
+        background: $accent 25%;
+        color: $text;
+        &.-shown { display: block; }
+        &:hover { background: $accent 45%; }
+    }
+    """
+
+    class Pressed(Message):
+        """The marker was clicked."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(
+            Content.assemble(("new output ↓", "bold"), ("  end / click to follow", "$text-muted")), id=id
+        )
+
+    def on_click(self, event: events.Click) -> None:
+        event.stop()
+        self.post_message(self.Pressed())
+
+
 class ChatView(VerticalScroll, can_focus=True):
     """The conversation. Engine events arrive through the app, which calls the methods below."""
+
+    class BelowFold(Message):
+        """Output arrived below the view while the chat does not follow (``unseen``), or the chat
+        follows again (not ``unseen``)."""
+
+        def __init__(self, unseen: bool) -> None:
+            super().__init__()
+            self.unseen = unseen
 
     def __init__(self, *, max_widgets: int = 400, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -42,12 +91,51 @@ class ChatView(VerticalScroll, can_focus=True):
         self._virtualise_pending = False
         self._laid_out_width = 0
         self._follow_pending = False
+        self._scrolled_away = False  # the user moved the view: no following until it is at the bottom
+        self.unseen_output = False  # output arrived below the view since then
 
     def watch_virtual_size(self, virtual_size: Size) -> None:
         """The content grew (a message mounted, an answer streamed): follow it once it overflows.
         (A Resize event is not sent when only the virtual size changes.)"""
         self._follow()
         self._schedule_virtualise()
+        if self._scrolled_away and self.scroll_y < self.max_scroll_y:
+            self._set_unseen(True)
+
+    # --- following ----------------------------------------------------------------------------
+
+    @property
+    def following(self) -> bool:
+        """Whether new output scrolls into view (the user has not scrolled away from the bottom)."""
+        return not self._scrolled_away
+
+    def release_anchor(self) -> None:
+        """Every user scroll releases the anchor (Textual). Textual re-anchors only when the scroll
+        position then changes and lands at the bottom: a request that leaves the view at the bottom
+        (PageDown or the down key at the end) would stop following for good. Check after it."""
+        super().release_anchor()
+        self._scrolled_away = True
+        self.call_after_refresh(self._check_at_bottom)
+
+    def scroll_end(self, *args: Any, **kwargs: Any) -> None:
+        """Going to the end (End, the marker, a sent prompt) follows again."""
+        self._resume_following()
+        super().scroll_end(*args, **kwargs)
+
+    def _check_at_bottom(self) -> None:
+        if self._scrolled_away and self.scroll_y >= self.max_scroll_y:
+            self._resume_following()
+            if self.is_anchored:
+                super().scroll_end(animate=False, immediate=True)  # re-arms Textual's anchor
+
+    def _resume_following(self) -> None:
+        self._scrolled_away = False
+        self._set_unseen(False)
+
+    def _set_unseen(self, unseen: bool) -> None:
+        if unseen != self.unseen_output:
+            self.unseen_output = unseen
+            self.post_message(self.BelowFold(unseen))
 
     def on_resize(self, event: events.Resize) -> None:
         self._follow()
@@ -71,6 +159,8 @@ class ChatView(VerticalScroll, can_focus=True):
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
         self._schedule_virtualise()
+        if self._scrolled_away and new_value >= self.max_scroll_y:
+            self._resume_following()  # back at the bottom (Textual re-anchored on this change)
 
     def _schedule_virtualise(self) -> None:
         if not self._virtualise_pending and self._frozen_chunks:

@@ -25,6 +25,8 @@ KEY_SECTIONS: tuple[Section, ...] = (
             ("up / down", "prompt history (on the first / last line)"),
             ("tab", "accept a completion"),
             ("@path", "complete a file name"),
+            ("pageup / pagedown", "scroll the chat (it stops following new output)"),
+            ("end", "back to the end of the chat, following it again (also a click on 'new output')"),
             ("esc", "cancel the running turn"),
             ("ctrl+c", "clear the prompt; during a turn, interrupt it; idle and empty: twice quits"),
             ("ctrl+p", "command palette"),
