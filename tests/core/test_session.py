@@ -316,3 +316,66 @@ async def test_usage_is_reported_in_status(model_server, tmp_path) -> None:
     status = session.status()
     assert status.prompt_tokens == 120 and status.completion_tokens == 7
     assert ui.statuses[-1].prompt_tokens == 120
+
+
+async def test_sub_agents_are_sent_their_scoped_tool_sets(model_server, tmp_path) -> None:
+    """A plan sub-agent is sent the read-only AGENT_TOOLS, a task sub-agent TASK_AGENT_TOOLS; the
+    main session every tool."""
+    from turnstone_tui.core.registry import default_registry
+
+    registry = default_registry()
+    model_server.script(
+        [
+            Reply.tools([("plan_agent", {"goal": "a feature"})]),
+            Reply.text("# Plan\n1. do it"),  # the plan sub-agent
+            Reply.tools([("task_agent", {"prompt": "do step 1"})]),
+            Reply.text("step 1 done"),  # the task sub-agent
+            Reply.text("All done."),
+        ]
+    )
+    ui = RecordingUI(plan_reviews=[PlanReview("accept")])
+    session = await new_session(make_config(model_server, tmp_path), ui, tmp_path)
+    await session.send("plan it, then do it")
+    assert ui.text.endswith("All done.")
+    sent = [{t["function"]["name"] for t in r.body["tools"]} for r in model_server.model_requests()]
+    names = lambda schemas: {s["function"]["name"] for s in schemas}  # noqa: E731
+    assert sent[0] == names(registry.TOOLS)
+    assert sent[1] == names(registry.AGENT_TOOLS)  # plan: read-only
+    assert not sent[1] & {"bash", "write_file", "edit_file", "task_agent", "plan_agent"}
+    assert sent[3] == names(registry.TASK_AGENT_TOOLS)  # task: writes, no agents
+    assert {"bash", "write_file"} <= sent[3] and not sent[3] & {"task_agent", "plan_agent"}
+
+
+async def test_the_active_skill_is_restored_on_resume(model_server, tmp_path) -> None:
+    skills = tmp_path / "skills"
+    skills.mkdir()
+    (skills / "haiku.md").write_text(
+        "---\nname: haiku\ndescription: Answer in haiku\n---\nWrite every answer as a haiku.\n"
+    )
+    model_server.script(
+        [
+            Reply.tools([("skill", {"action": "load", "name": "haiku"})]),
+            Reply.text("Loaded."),
+            Reply.text("ok"),
+        ]
+    )
+    cfg = make_config(model_server, tmp_path)
+    cfg.tools.skip_permissions = True
+    storage = await Storage.open(tmp_path / "t.db")
+    try:
+        session = await new_session(cfg, RecordingUI(), tmp_path, storage=storage)
+        session.ctx.skills_dir = skills
+        await session.send("use the haiku skill")
+        assert "Write every answer as a haiku." in session.system_prompt
+        await session.aclose()
+        resumed = await new_session(
+            cfg, RecordingUI(), tmp_path, storage=storage, session_id=session.session_id
+        )
+        assert "Write every answer as a haiku." in resumed.system_prompt
+        await resumed.send("hello again")
+        system = model_server.model_requests()[-1].body["messages"][0]
+        assert system["role"] == "system" and "Write every answer as a haiku." in system["content"]
+        other = await new_session(cfg, RecordingUI(), tmp_path, storage=storage)  # a new conversation
+        assert "Write every answer as a haiku." not in other.system_prompt
+    finally:
+        await storage.close()

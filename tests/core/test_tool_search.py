@@ -148,3 +148,18 @@ def test_schema_shape() -> None:
     fn = TOOL_SEARCH_SCHEMA["function"]
     assert TOOL_SEARCH_SCHEMA["type"] == "function" and fn["name"] == "tool_search"
     assert fn["parameters"]["required"] == ["query"]
+
+
+def test_built_in_tools_come_before_mcp_tools() -> None:
+    """MCP tools are appended after the built-ins (which keep their natural priority), with or
+    without tool search."""
+    builtins = default_registry().TOOLS
+    mcp = synthetic_mcp_tools()
+    builtin_names = [schema_name(s) for s in builtins]
+    off = ToolSearchManager(builtins, mcp, mode="off", threshold=20, max_results=5)
+    assert [schema_name(s) for s in off.visible_schemas()] == builtin_names + [schema_name(s) for s in mcp]
+    on = ToolSearchManager(builtins, mcp, mode="on", threshold=20, max_results=5)
+    on.expand(["mcp__jira__delete_issue"])
+    names = [schema_name(s) for s in on.visible_schemas()]
+    assert names[: len(builtin_names)] == builtin_names
+    assert names[len(builtin_names) :] == ["tool_search", "mcp__jira__delete_issue"]

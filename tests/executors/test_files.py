@@ -342,6 +342,19 @@ async def test_diff_two_files_and_counts_as_read(tmp_path: Path) -> None:
     assert not edit.is_error  # diff_file satisfied the read guard
 
 
+async def test_a_large_diff_stops_early_at_the_output_limit(tmp_path: Path) -> None:
+    (tmp_path / "a.txt").write_text("".join(f"old line {i}\n" for i in range(20_000)))
+    ctx = make_ctx(tmp_path)
+    ctx.config.tools.truncation = 2000
+    new = "".join(f"new line {i}\n" for i in range(20_000))
+    result = await run(PREPARERS, ctx, "diff_file", path_a="a.txt", content_b=new)
+    assert not result.is_error
+    diff, _, stats = result.text.rpartition("\n[")
+    assert diff.endswith("[... diff cut off at the output limit ...]") and stats.startswith("0 line(s) added")
+    assert 2000 <= len(diff) < 2200  # stopped at the limit, not cut from a whole diff
+    assert "-old line 0\n" in result.text and "+new line 19999" not in result.text
+
+
 async def test_diff_against_content_and_identical(tmp_path: Path) -> None:
     (tmp_path / "a.txt").write_text("x\ny\n")
     ctx = make_ctx(tmp_path)

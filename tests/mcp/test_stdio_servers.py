@@ -354,3 +354,16 @@ async def test_cancelled_call_leaves_server_usable(make_manager) -> None:
         await call
     assert manager.status("demo").state is ServerState.CONNECTED  # type: ignore[union-attr]
     assert (await manager.call_tool("mcp__demo__echo", {"text": "after"})).text == "echo: after"
+
+
+async def test_the_catalogue_lists_the_first_50_resources_and_30_prompts(make_manager) -> None:
+    manager = make_manager([stdio_server("big", "--extra-resources", "60", "--extra-prompts", "40")])
+    await manager.start()
+    await manager.wait_ready(60)
+    status = manager.status("big")
+    assert status is not None and len(status.resources) > 60 and len(status.prompts) > 40
+    catalog = manager.system_catalog()
+    resources = catalog.split("<mcp-resources>\n")[1].split("</mcp-resources>")[0].splitlines()
+    prompts = catalog.split("<mcp-prompts>\n")[1].split("</mcp-prompts>")[0].splitlines()
+    assert len(resources) == 51 and resources[-1] == f"  ({len(status.resources) - 50} more not listed)"
+    assert len(prompts) == 31 and prompts[-1] == f"  ({len(status.prompts) - 30} more not listed)"

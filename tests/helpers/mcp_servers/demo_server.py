@@ -47,7 +47,12 @@ NAMES = ("Alice", "Alfred", "Bob", "Carol")
 
 
 def build_server(
-    name: str, extra_tools: int, skill_prompts: bool = False, live_resources: bool = False
+    name: str,
+    extra_tools: int,
+    skill_prompts: bool = False,
+    live_resources: bool = False,
+    extra_resources: int = 0,
+    extra_prompts: int = 0,
 ) -> MCPServer:
     server = MCPServer(name, instructions="demo server for turnstone-tui tests")
     readme_edits = [0]
@@ -185,6 +190,23 @@ def build_server(
     def review(code: str) -> list[Message]:
         return [UserMessage(f"Review this code:\n{code}"), AssistantMessage("I will review it.")]
 
+    def numbered(text: str):  # a handler without parameters (a resource URI has no variables)
+        def handler() -> str:
+            return text
+
+        return handler
+
+    for i in range(extra_resources):
+        server.resource(f"extra://{i:03d}", name=f"extra_{i:03d}", description=f"Extra resource {i}")(
+            numbered(f"extra resource {i}")
+        )
+    for i in range(extra_prompts):
+        server.add_prompt(
+            Prompt.from_function(
+                numbered(f"extra prompt {i}"), name=f"extra_{i:03d}", description=f"Extra {i}."
+            )
+        )
+
     if skill_prompts:
 
         @server.prompt(description="Checklist for reviewing a pull request.")
@@ -220,6 +242,8 @@ def main() -> None:
     parser.add_argument(
         "--live-resources", action="store_true", help="add touch_readme(), which changes docs://readme"
     )
+    parser.add_argument("--extra-resources", type=int, default=0)
+    parser.add_argument("--extra-prompts", type=int, default=0)
     parser.add_argument("--mode", choices=["normal", "hang", "garbage", "exit", "chatty"], default="normal")
     args = parser.parse_args()
     if args.mode == "hang":
@@ -231,7 +255,14 @@ def main() -> None:
     if args.mode == "exit":
         sys.stderr.write("demo server: refusing to start (bad setup)\n")
         sys.exit(2)
-    server = build_server(args.name, args.extra_tools, args.skill_prompts, args.live_resources)
+    server = build_server(
+        args.name,
+        args.extra_tools,
+        args.skill_prompts,
+        args.live_resources,
+        args.extra_resources,
+        args.extra_prompts,
+    )
     if args.mode == "chatty":  # a banner on stdout before serving, as many real servers print
         sys.stdout.write("demo server starting up, listening on stdio\n")
         sys.stdout.flush()
