@@ -187,7 +187,13 @@ async def test_step_up_scope_is_asked_at_the_next_login(
     auth_dir = tmp_path / "auth"
     manager, _, _ = await _logged_in(make_manager, oauth_servers, auth_dir)
     denied = await manager.call_tool("mcp__secure__admin_reset", {})
-    assert denied.is_error
+    assert denied.is_error and denied.text == (
+        "MCP server 'secure' refused tool 'admin_reset': it needs more permission "
+        "(scope 'mcp:read mcp:admin'); the user can grant it by logging in again: /mcp login secure "
+        "(l in the MCP panel)"
+    )
+    assert manager.status("secure").state is ServerState.CONNECTED  # other tools still work
+    assert not (await manager.call_tool("mcp__secure__whoami", {})).is_error
     assert TokenStore("secure", oauth_servers.url, auth_dir).wanted_scope() == "mcp:read mcp:admin"
     assert len(oauth_servers.events("authorize")) == 1  # a connection never starts a login itself
 
@@ -307,3 +313,23 @@ async def test_step_up_is_tried_once_per_scope(tmp_path: Path) -> None:
     finally:
         await loopback.close()
         stingy.stop()
+
+
+async def test_two_instances_share_a_rotating_refresh_token(
+    make_manager, oauth_servers: OAuthServers, tmp_path: Path
+) -> None:
+    """Two turnstone-tui processes, one token file: the server rotates refresh tokens, so the second
+    one's refresh is refused; it takes the tokens the first one stored instead of needing a login."""
+    auth_dir = tmp_path / "auth"
+    first, _, _ = await _logged_in(make_manager, oauth_servers, auth_dir)
+    second = make_manager([oauth_servers.config("secure")], auth_dir=auth_dir)
+    await second.start()
+    await second.wait_ready(30)
+    assert second.status("secure").state is ServerState.CONNECTED
+    oauth_servers.expire_tokens()
+    assert not (await first.call_tool("mcp__secure__whoami", {})).is_error  # refreshes, rotates
+    result = await second.call_tool("mcp__secure__whoami", {})
+    assert not result.is_error, result.text
+    grants = [e for e in oauth_servers.events("token") if e["grant"] == "refresh_token"]
+    assert [e.get("error") for e in grants] == [None, "invalid_grant"]
+    assert len(oauth_servers.events("authorize")) == 1

@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import tempfile
 import time
 import warnings
@@ -162,6 +163,7 @@ class ServerConnection:
         self.instructions = ""
         self._progress: dict[str, ProgressInfo] = {}
         self.auth_problem: tuple[int, str] | None = None  # (401|403, WWW-Authenticate) last seen
+        self._auth_refusals = 0  # 401/403 answers seen: did this call's request get one?
         self.name = config.name
         self._connect_timeout = connect_timeout
         self._call_timeout = call_timeout
@@ -228,6 +230,7 @@ class ServerConnection:
         if response.status_code in (401, 403):
             challenge = response.headers.get("www-authenticate", "")
             self.auth_problem = (response.status_code, challenge)
+            self._auth_refusals += 1
         elif response.status_code < 300 and str(response.request.url) == self.config.url:
             self.auth_problem = None  # the server took the token after all (refreshed, logged in)
 
@@ -732,8 +735,29 @@ class ServerConnection:
             return False
         return True
 
+    def _refusal(self, what: str) -> str | None:
+        """What to say when the server refused a call with 401/403 (the SDK says only -32603)."""
+        problem = self.auth_problem
+        if problem is None:
+            return None
+        status, challenge = problem
+        how = f"/mcp login {self.name} (l in the MCP panel)"
+        if status == 403 and 'error="insufficient_scope"' in challenge.replace(" ", ""):
+            scope = re.search(r'scope="([^"]*)"', challenge)
+            needs = f" (scope {scope.group(1)!r})" if scope else ""
+            return (
+                f"MCP server '{self.name}' refused {what}: it needs more permission{needs}; "
+                f"the user can grant it by logging in again: {how}"
+            )
+        if status == 403:
+            return f"MCP server '{self.name}' refused {what}: 403 Forbidden"
+        return (
+            f"MCP server '{self.name}' refused {what}: the login expired or was revoked; log in again: {how}"
+        )
+
     async def _request(self, what: str, run: Callable[[Client], Any]) -> Any:
         client = await self._live_client()
+        refusals = self._auth_refusals
         try:
             with anyio.fail_after(self._call_timeout):
                 result = await run(client)
@@ -755,6 +779,9 @@ class ServerConnection:
                 raise McpCallError(
                     f"MCP server '{self.name}' failed during {what}: {self.error or 'connection closed'}"
                 ) from None
+            refused = self._refusal(what) if self._auth_refusals != refusals else None
+            if refused is not None:
+                raise McpCallError(refused) from None
             raise McpCallError(f"MCP server '{self.name}' rejected {what}: {describe_error(exc)}") from None
         except ValidationError as exc:
             self._mark_broken(f"sent an invalid reply to {what}")

@@ -15,7 +15,9 @@ What this module adds around it (``_Fitted``):
   to the transport (the server shows "needs login"); only ``login()`` runs the authorization flow.
 - A 401 for a token that looked valid is answered with the refresh token first (the SDK would go
   straight to a new login); the stored expiry survives a restart (the SDK forgets it), so an
-  expired token is refreshed before it is sent.
+  expired token is refreshed before it is sent; so does the discovered metadata (after a restart
+  the SDK would refresh at the MCP server's own ``/token``). A refresh refused because another
+  process already rotated the refresh token takes that process's stored tokens.
 - Pre-registered credentials from the config (``oauth.client_id``/``client_secret``) take precedence
   over CIMD and dynamic registration, with the token endpoint auth method the server advertises
   (client_secret_basic, else client_secret_post; none without a secret).
@@ -151,6 +153,20 @@ class _Fitted:
             found["auth_server_url"] = ctx.auth_server_url
         if found and found != self._store.discovery():
             self._store.set_discovery(found)
+
+    async def _handle_refresh_response(self, response: httpx2.Response) -> bool:
+        held = self.context.current_tokens
+        if await super()._handle_refresh_response(response):  # type: ignore[misc]
+            return True
+        # Another turnstone-tui (a second window) may have refreshed first, and the server rotated
+        # the refresh token we hold: take what that one stored.
+        stored = await self._store.get_tokens()
+        if stored is None or held is None or stored.access_token == held.access_token:
+            return False
+        self.context.current_tokens = stored
+        expires_at = self._store.expires_at()
+        self.context.token_expiry_time = expires_at - EXPIRY_MARGIN if expires_at is not None else None
+        return True
 
     async def _handle_token_response(self, response: httpx2.Response) -> None:
         await super()._handle_token_response(response)  # type: ignore[misc]
