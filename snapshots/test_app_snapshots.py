@@ -26,6 +26,8 @@ from tests.helpers.scripted_config import scripted_config  # noqa: E402
 from turnstone_tui.app.app import TurnstoneApp  # noqa: E402
 from turnstone_tui.app.screens.help import HelpScreen  # noqa: E402
 from turnstone_tui.app.screens.inbox import InboxScreen  # noqa: E402
+from turnstone_tui.app.screens.permissions import PermissionsScreen  # noqa: E402
+from turnstone_tui.core.permissions import Mode, parse_rule  # noqa: E402
 from turnstone_tui.runtime import Runtime, RuntimeOptions  # noqa: E402
 from turnstone_tui.widgets.prompt_input import CompletionMenu  # noqa: E402
 
@@ -57,6 +59,9 @@ def make_app(server: ScriptedModelServer, tmp_path: Path) -> TurnstoneApp:
     workdir = tmp_path / "project"
     workdir.mkdir(exist_ok=True)
     config = scripted_config(server.openai_base_url, tmp_path / "turnstone.db", context_window=32000)
+    # whether bubblewrap runs depends on the machine: the sandbox is off, so the status bar (and the
+    # approval modal) read the same everywhere
+    config.sandbox.mode = "off"
     options = RuntimeOptions(cwd=workdir, start_mcp=False, start_watches=False)
 
     async def factory() -> Runtime:
@@ -222,3 +227,35 @@ def test_new_output_marker(snap_compare, model_server: ScriptedModelServer, tmp_
         await pilot.pause(0.2)
 
     assert snap_compare(make_app(model_server, tmp_path), terminal_size=SIZE, run_before=run_before)
+
+
+def test_permissions_screen(
+    snap_compare, model_server: ScriptedModelServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """/permissions with rules of every scope: deny first, the user's and the project's files, a rule
+    of this session, the mode and the read-only tools underneath."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))  # the user file shows as ~/.config/turnstone/permissions.toml
+    monkeypatch.setenv("TURNSTONE_PERMISSIONS", str(home / ".config" / "turnstone" / "permissions.toml"))
+    app = make_app(model_server, tmp_path)
+
+    async def run_before(pilot: Pilot) -> None:
+        await ready(pilot)
+        assert app.runtime is not None and app.session is not None
+        store = app.runtime.permissions
+        for text, effect, scope in (
+            ("bash(rm:*)", "deny", "user"),
+            ("web_fetch(domain:docs.python.org)", "allow", "user"),
+            ("bash(npm run test:*)", "allow", "project"),
+            ("bash(git push:*)", "ask", "project"),
+        ):
+            store.add(parse_rule(text, effect, scope))
+        app.session.policy.grant_session(parse_rule("bash(git status:*)"))
+        app.session.set_mode(Mode.ACCEPT_EDITS)
+        app.prompt.insert("/permissions")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionsScreen), what="/permissions")
+        await pilot.press("down")
+        await pilot.pause(0.2)
+
+    assert snap_compare(app, terminal_size=(110, 32), run_before=run_before)

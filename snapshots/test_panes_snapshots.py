@@ -50,6 +50,9 @@ def make_app(server: ScriptedModelServer, tmp_path: Path, mcp_servers: dict | No
     workdir = tmp_path / "work"
     workdir.mkdir(exist_ok=True)
     config = scripted_config(server.openai_base_url, tmp_path / "turnstone.db")
+    # whether bubblewrap runs depends on the machine: the sandbox is off, so the status bar and the
+    # approval modal read the same everywhere
+    config.sandbox.mode = "off"
     options = RuntimeOptions(cwd=workdir, start_mcp=False, start_watches=False)
     if mcp_servers is not None:
         mcp_file = tmp_path / "mcp.json"
@@ -244,7 +247,7 @@ def test_approval_modal_mixed_batch_with_toggles(
     )
 
     async def run_before(pilot: Pilot) -> None:
-        # Toggle "always" for bash (row 1, shown on row 3 too), leave write_file off, skip row 3
+        # Toggle "always" for row 1 (its rule, this session), leave write_file off, skip row 3
         # ("make test"); type feedback.
         await open_approval(pilot, ("space", "down", "down", "x", "tab", *"only lint for now", "enter"))
 
@@ -386,3 +389,25 @@ def test_approval_modal_at_80x24(snap_compare, model_server: ScriptedModelServer
         await open_approval(pilot)
 
     assert snap_compare(make_app(model_server, tmp_path), terminal_size=(80, 24), run_before=run_before)
+
+
+def test_approval_modal_rule_choice(snap_compare, model_server: ScriptedModelServer, tmp_path: Path) -> None:
+    """The "always" line offers the narrowest rule: a command prefix saved to the project file, a
+    directory glob for this session, and none for a line that cannot be parsed into commands."""
+    model_server.script(
+        [
+            Reply.tools(
+                [
+                    ("bash", {"command": "npm run test -- --coverage"}, "call_1"),
+                    ("write_file", {"path": "docs/guide/intro.md", "content": "# Intro\n"}, "call_2"),
+                    ("bash", {"command": "[[ -d build ]] && make"}, "call_3"),
+                ]
+            ),
+            Reply.text("ok"),
+        ]
+    )
+
+    async def run_before(pilot: Pilot) -> None:
+        await open_approval(pilot, ("space", "space", "down", "space"))
+
+    assert snap_compare(make_app(model_server, tmp_path), terminal_size=SIZE, run_before=run_before)

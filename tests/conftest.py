@@ -26,6 +26,16 @@ if sys.version_info[:2] == (3, 11) and hasattr(traceback, "_extract_caret_anchor
     traceback._extract_caret_anchors_from_line_segment = lambda segment: None  # type: ignore[attr-defined]
 
 
+@pytest.fixture(autouse=True)
+def private_permission_rules(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    """Every test gets its own (empty) user permissions file: never the real user's rules."""
+    path = tmp_path_factory.mktemp("user-config") / "permissions.toml"
+    monkeypatch.setenv("TURNSTONE_PERMISSIONS", str(path))
+    return path
+
+
 @pytest.fixture
 def model_server() -> Iterator[ScriptedModelServer]:
     """A started scripted model server on 127.0.0.1; script it with ``model_server.script([...])``."""

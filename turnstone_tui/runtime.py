@@ -15,8 +15,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .config import Config
+from .config import Config, config_dir
 from .core.mcp_bridge import McpBridge
+from .core.permission_store import PermissionStore, user_permissions_path
 from .core.protocol import SessionUI
 from .core.provider import Provider
 from .core.registry import ToolRegistry, default_registry
@@ -53,6 +54,7 @@ def build_session(
     cwd: Path | None = None,
     skip_permissions: bool | None = None,
     allow: set[str] | None = None,
+    permissions: PermissionStore | None = None,
 ) -> ChatSession:
     """A main session with every part connected (not started: ``await session.start()``)."""
     session = ChatSession(
@@ -68,6 +70,7 @@ def build_session(
         skip_permissions=skip_permissions,
         allow=allow,
         supports_vision=supports_vision(config),
+        permissions=permissions,
     )
     session.ctx.watches = watches
     return session
@@ -117,6 +120,10 @@ class Runtime:
         self.registry = registry or default_registry()
         self.options = options or RuntimeOptions()
         self.sessions: dict[str, ChatSession] = {}
+        # The user's and the project's permission rules, shared by every session (read at start).
+        self.permissions = PermissionStore(
+            user_permissions_path(config_dir()), Path(self.options.cwd or Path.cwd()).resolve()
+        )
         self._watch_runner: WatchRunner | None = None
         self._provider_listeners: list[Callable[[Provider], None]] = []
         self._warm_timer: asyncio.TimerHandle | None = None
@@ -164,6 +171,7 @@ class Runtime:
             cwd=self.options.cwd,
             skip_permissions=self.options.skip_permissions or self.config.tools.skip_permissions,
             allow=set(self.options.allow) | set(await self.persisted_allow()),
+            permissions=self.permissions,
         )
         await session.start()
         self.sessions[session.session_id] = session

@@ -9,7 +9,8 @@ from textual.app import App, ComposeResult
 from textual.widgets import Input, Static
 
 from turnstone_tui.app.screens.approval import ApprovalRow, ApprovalScreen
-from turnstone_tui.core.types import ApprovalDecision, PreparedItem
+from turnstone_tui.core.types import ApprovalDecision, PreparedItem, Subject
+from turnstone_tui.executors.bash_parts import command_parts
 from turnstone_tui.widgets.diff_view import DiffView
 
 pytestmark = pytest.mark.timeout(30)
@@ -21,8 +22,20 @@ DIFF = "".join(difflib.unified_diff(_OLD.splitlines(True), _NEW.splitlines(True)
 
 def bash_item(call_id: str = "c1", command: str = "make test") -> PreparedItem:
     return PreparedItem(
-        call_id, "bash", {"command": command}, header=f"bash: {command}", preview=command, preview_kind="bash"
+        call_id,
+        "bash",
+        {"command": command},
+        header=f"bash: {command}",
+        preview=command,
+        preview_kind="bash",
+        subject=Subject(commands=command_parts(command)),
     )
+
+
+def granted(decision: ApprovalDecision | None) -> list[tuple[str, str, str]]:
+    """(call id, rule, scope) of each rule an "always" answer grants."""
+    assert decision is not None
+    return [(call_id, rule.text, rule.scope) for call_id, rule in decision.rules]
 
 
 def edit_item(call_id: str = "c2") -> PreparedItem:
@@ -83,33 +96,72 @@ async def test_escape_denies() -> None:
     assert app.decisions == [ApprovalDecision(approved=False)]
 
 
-async def test_a_approves_and_always_allows_every_label_of_the_batch() -> None:
-    app = await run_keys([bash_item("c1"), bash_item("c9", "ls"), edit_item(), mcp_item()], "a")
-    assert app.decisions == [
-        ApprovalDecision(approved=True, always=frozenset({"bash", "edit_file", "mcp__weather__forecast"}))
-    ]
-
-
-async def test_space_toggles_always_for_the_focused_rows_label() -> None:
-    # Row 1 bash (toggled on), row 2 edit (on then off again), row 3 mcp (on).
+async def test_a_approves_and_allows_each_calls_narrowest_rule_for_the_session() -> None:
     app = await run_keys(
-        [bash_item(), edit_item(), mcp_item()], "space", "down", "space", "space", "down", "space", "y"
+        [bash_item("c1"), bash_item("c9", "ls -la && git status"), edit_item(), mcp_item()], "a"
     )
-    assert app.decisions == [
-        ApprovalDecision(approved=True, always=frozenset({"bash", "mcp__weather__forecast"}))
+    assert app.decisions[0] is not None and app.decisions[0].approved
+    assert granted(app.decisions[0]) == [
+        ("c1", "bash(make test:*)", "session"),
+        ("c9", "bash(ls:*)", "session"),
+        ("c9", "bash(git status:*)", "session"),
+        ("c2", "edit_file", "session"),
+        ("c3", "mcp__weather__forecast", "session"),
+    ]
+    assert app.decisions[0].always == frozenset()  # no tool-wide "always" any more
+
+
+async def test_space_cycles_the_rows_rule_through_session_project_user_and_off() -> None:
+    # Row 1 bash: session; row 2 edit: session, project, user, off; row 3 mcp: session, project.
+    keys = ["space", "down", "space", "space", "space", "space", "down", "space", "space", "y"]
+    app = await run_keys([bash_item(), edit_item(), mcp_item()], *keys)
+    assert granted(app.decisions[0]) == [
+        ("c1", "bash(make test:*)", "session"),
+        ("c3", "mcp__weather__forecast", "project"),
     ]
 
 
-async def test_toggle_is_per_label_and_shown_on_every_row_of_that_label() -> None:
-    app = Harness([bash_item("c1"), bash_item("c2", "ls -la"), edit_item("c3")])
+async def test_the_row_shows_the_rule_and_its_scope() -> None:
+    app = Harness([bash_item("c1", "npm run test -- -x"), bash_item("c2", "ls -la"), edit_item("c3")])
     async with app.run_test(size=(100, 40)) as pilot:
         await pilot.pause()
-        await pilot.press("space")
+        await pilot.press("space", "space")
         rows = list(app.screen.query(ApprovalRow))
-        assert [row.has_class("-always") for row in rows] == [True, True, False]
+        assert [row.has_class("-always") for row in rows] == [True, False, False]  # per row now
+        toggle = str(rows[0].query_one(".approval-row--toggle", Static).render())
+        assert "always allow bash(npm run test:*)" in toggle and "saved: project" in toggle
         await pilot.press("y")
         await pilot.pause()
-    assert app.decisions == [ApprovalDecision(approved=True, always=frozenset({"bash"}))]
+    assert granted(app.decisions[0]) == [("c1", "bash(npm run test:*)", "project")]
+
+
+async def test_a_command_no_rule_can_match_offers_no_always() -> None:
+    app = Harness([bash_item("c1", "[[ -f x ]] && make")])
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.pause()
+        row = app.screen.query_one(ApprovalRow)
+        assert "no rule can allow this command" in str(
+            row.query_one(".approval-row--toggle", Static).render()
+        )
+        await pilot.press("space", "a")
+        await pilot.pause()
+    assert app.decisions == [ApprovalDecision(approved=True)]
+
+
+async def test_the_row_says_whether_the_command_runs_sandboxed() -> None:
+    confined = bash_item("c1")
+    confined.sandboxed, confined.sandbox_note = True, "sandboxed: read-only system, writable workspace"
+    loose = bash_item("c2", "make deploy")
+    loose.sandbox_note = "not sandboxed: bubblewrap is not installed"
+    app = Harness([confined, loose])
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.pause()
+        notes = [str(s.render()) for s in app.screen.query(".approval-row--sandbox").results(Static)]
+        await pilot.press("n")
+    assert notes == [
+        "■ sandboxed: read-only system, writable workspace",
+        "▲ not sandboxed: bubblewrap is not installed",
+    ]
 
 
 async def test_denied_batch_never_carries_always_toggles() -> None:
@@ -141,7 +193,7 @@ async def test_click_on_the_always_checkbox_toggles() -> None:
         await pilot.pause()
         await pilot.press("y")
         await pilot.pause()
-    assert app.decisions == [ApprovalDecision(approved=True, always=frozenset({"bash"}))]
+    assert granted(app.decisions[0]) == [("c1", "bash(make test:*)", "session")]
 
 
 async def test_previews_by_kind_and_footer_keys() -> None:
@@ -192,10 +244,9 @@ async def test_skipping_every_call_is_a_denial() -> None:
 
 
 async def test_always_is_not_granted_for_a_skipped_call() -> None:
-    app = await run_keys([bash_item("c1"), edit_item("c2")], "down", "x", "a")
-    assert app.decisions == [
-        ApprovalDecision(approved=True, feedback=None, always=frozenset({"bash"}), per_call={"c2": False})
-    ]
+    app = await run_keys([bash_item("c1"), edit_item("c2")], "down", "space", "x", "a")
+    assert app.decisions[0] is not None and app.decisions[0].per_call == {"c2": False}
+    assert granted(app.decisions[0]) == [("c1", "bash(make test:*)", "session")]
 
 
 async def test_skip_is_offered_only_for_batches() -> None:

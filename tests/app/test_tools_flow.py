@@ -143,14 +143,15 @@ async def test_always_then_permissions_revoke_asks_again(
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
         await pilot.press("a")
         await wait_until(pilot, lambda: app.turns_finished == 1)
-        assert "bash" in app.session.auto_approve
+        assert [r.text for r in app.session.policy.session_rules] == ["bash(echo:*)"]
         await send(pilot, "second")  # no modal this time
         assert answers(app)[-1] == "two"
         assert "2" in tool_messages(model_server)[-1]["content"]
         await send(pilot, "/permissions", wait=False)
         await wait_until(pilot, lambda: isinstance(app.screen, PermissionsScreen))
-        await pilot.press("r")  # revokes the highlighted entry (bash)
-        await wait_until(pilot, lambda: "bash" not in app.session.auto_approve, what="bash revoked")
+        await pilot.press("d")  # deletes the highlighted rule (the only one)
+        await wait_until(pilot, lambda: not app.session.policy.session_rules, what="the rule deleted")
+        await pilot.press("escape")
         await send(pilot, "third", wait=False)
         await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="asked again")
         await pilot.press("y")

@@ -437,6 +437,18 @@ class TurnstoneApp(App[None]):
         self._quit_armed_at = now
         self.notify("Press ctrl+c again to quit.", title="Quit?", timeout=QUIT_CONFIRM_SECONDS)
 
+    def action_cycle_mode(self) -> None:
+        """shift+tab: default -> accept-edits -> plan -> full-auto -> default (shown in the status bar)."""
+        from ..core.permissions import MODE_HELP
+
+        session = self.session
+        if session is None:
+            return
+        mode = session.policy.mode.next()
+        session.set_mode(mode)
+        self.refresh_status()
+        self.notify(f"{mode.value}: {MODE_HELP[mode]}", title="Permission mode", timeout=3)
+
     def action_help(self) -> None:
         from .screens.help import HelpScreen
 

@@ -263,39 +263,16 @@ async def _tools(app: TurnstoneApp, argument: str) -> None:
     await app.chat.add_markdown_info("\n".join(lines))
 
 
-@slash_command("permissions", "", "Show and revoke auto-approved tools")
+@slash_command("permissions", "", "Permission rules: list, add, edit, delete")
 async def _permissions(app: TurnstoneApp, argument: str) -> None:
-    from .screens.permissions import Permission, PermissionsScreen
+    from .permission_editor import PermissionEditor
+    from .screens.permissions import PermissionsScreen
 
     runtime = app.need_runtime()
-    session = app.session
-    persisted = set(await runtime.persisted_allow())
-    from_config = set(runtime.config.tools.allow)
-    session_set = set(session.auto_approve) if session else set()
-    entries = [
-        Permission(name, _permission_source(name, persisted, from_config))
-        for name in sorted(session_set | persisted | from_config)
-    ]
-    read_only = sorted(runtime.registry.AGENT_AUTO_TOOLS)
-    revoked = await app.push_screen_wait(PermissionsScreen(entries, read_only))
-    if not revoked:
-        return
-    await runtime.revoke(set(revoked))
-    note = ", ".join(sorted(revoked))
-    in_file = sorted(set(revoked) & from_config)
-    message = f"Revoked: {note}. These tools ask for approval again."
-    if in_file:
-        where = runtime.config.path or "the config file"
-        message += f" ({', '.join(in_file)} also listed in tools.allow of {where}: remove it there too.)"
-    await app.chat.add_info(message)
-
-
-def _permission_source(name: str, persisted: set[str], from_config: set[str]) -> str:
-    if name in persisted:
-        return "saved"
-    if name in from_config:
-        return "config"
-    return "session"
+    await asyncio.to_thread(runtime.permissions.reload)  # another process may have changed the files
+    editor = PermissionEditor(runtime, app.session, await runtime.persisted_allow())
+    await app.push_screen_wait(PermissionsScreen(editor))
+    app.refresh_status()
 
 
 @slash_command("compact", "", "Summarise the conversation to free context")

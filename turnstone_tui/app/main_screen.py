@@ -36,6 +36,7 @@ class MainScreen(Screen[None]):
         Binding("pageup", "scroll_chat('up')", "Scroll up", show=False, priority=True),
         Binding("pagedown", "scroll_chat('down')", "Scroll down", show=False, priority=True),
         Binding("end", "scroll_chat('end')", "Follow the chat", show=False, priority=True),
+        Binding("shift+tab", "app.cycle_mode", "Permission mode", show=False, priority=True),
     ]
     CSS_PATH = styles_dir() / "main.tcss"
 

@@ -41,7 +41,10 @@ class QuestionBroker:
             card = self._app.chat.tool_card(item.call_id)
             if card is not None:
                 card.mark_awaiting()
-        self._ask(message.future, ApprovalScreen(message.items), len(message.items), ApprovalDecision(False))
+        session = self._app.session
+        workspace = session.cwd if session is not None else None
+        screen = ApprovalScreen(message.items, workspace)
+        self._ask(message.future, screen, len(message.items), ApprovalDecision(False))
 
     def ask_plan_review(self, message: m.PlanReviewRequested) -> None:
         from .screens.plan_review import PlanReviewScreen

@@ -14,8 +14,16 @@ from typing import TYPE_CHECKING
 
 from ..sandbox import SandboxPolicy, child_env
 from ..sandbox.lifetime import child_marker, ensure_guardian_async
+from ..sandbox.policy import describe
 
-__all__ = ["child_marker", "ensure_guardian_async", "is_secret_env_name", "sandbox_policy", "scrubbed_env"]
+__all__ = [
+    "child_marker",
+    "ensure_guardian_async",
+    "is_secret_env_name",
+    "sandbox_label",
+    "sandbox_policy",
+    "scrubbed_env",
+]
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -33,6 +41,12 @@ def is_secret_env_name(name: str) -> bool:
 def scrubbed_env(extra: dict[str, str] | None = None, passthrough: Iterable[str] = ()) -> dict[str, str]:
     """The environment for every subprocess a tool starts (see the module docstring)."""
     return child_env(extra, passthrough)
+
+
+def sandbox_label(config: Config) -> str:
+    """The status bar's word for the sandbox: "sandbox", "no sandbox" or "sandbox unavailable".
+    Blocking the first time (it probes bubblewrap): call it off the event loop."""
+    return describe(sandbox_policy(config))
 
 
 def sandbox_policy(config: Config) -> SandboxPolicy:

@@ -33,6 +33,12 @@ def denied_result(func_name: str, feedback: str | None = None) -> ToolResult:
     return ToolResult(text, is_error=False, status=ToolStatus.DENIED)
 
 
+def refused_result(func_name: str, reason: str) -> ToolResult:
+    """A call a deny rule or the permission mode kept from running; the model reads why."""
+    text = reason if reason.startswith(func_name) else f"{func_name} was not run: {reason}"
+    return ToolResult(text, is_error=False, status=ToolStatus.DENIED)
+
+
 def interrupted_result() -> ToolResult:
     """A stored call without a result (the process died mid-turn), repaired on resume."""
     return ToolResult(INTERRUPTED_TEXT, is_error=True, status=ToolStatus.CANCELLED)

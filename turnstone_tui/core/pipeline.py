@@ -8,13 +8,17 @@ their output to the UI by call_id, truncates and delivers each result as it comp
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from .arguments import ArgumentLimits, check_arguments, validate_arguments
 from .model_output import clean_text
-from .outcomes import CANCELLED_TEXT, cancelled_result, denied_result
+from .outcomes import CANCELLED_TEXT, cancelled_result, denied_result, refused_result
+from .permission_store import PermissionStore
+from .permissions import Mode, Rule, RuleError, Verdict, judge, parse_rule
 from .tools import McpPreparer, Preparer, ToolContext, error_item
 from .truncate import truncate_output
 from .types import (
@@ -40,21 +44,46 @@ class ToolOutcome:
 
 @dataclass
 class ApprovalPolicy:
-    """Who may run without asking: --skip-permissions, "always" answers and the persisted allow-list."""
+    """Who may run without asking: permission rules (files, this session's), the mode,
+    --skip-permissions and the tool names of "always" answers, ``tools.allow`` and ``--allow``."""
 
     skip_permissions: bool = False
     auto_approve: set[str] = field(default_factory=set)
+    store: PermissionStore | None = None
+    session_rules: list[Rule] = field(default_factory=list)
+    mode: Mode = Mode.DEFAULT
+    workspace: Path = field(default_factory=Path.cwd)
 
-    def allows(self, item: PreparedItem) -> bool:
-        return (
-            self.skip_permissions
-            or item.approval_label in self.auto_approve
-            or item.func_name in self.auto_approve
+    def rules(self) -> list[Rule]:
+        named: list[Rule] = []
+        for name in sorted(self.auto_approve):  # tool names, or rules given to --allow / tools.allow
+            with contextlib.suppress(RuleError):
+                named.append(parse_rule(name, "allow", "session"))
+        stored = self.store.rules() if self.store is not None else []
+        return [*stored, *self.session_rules, *named]
+
+    def verdict(self, item: PreparedItem) -> Verdict:
+        return judge(
+            item,
+            self.rules(),
+            workspace=self.workspace,
+            mode=self.mode,
+            skip_permissions=self.skip_permissions,
         )
 
+    def allows(self, item: PreparedItem) -> bool:
+        return self.verdict(item).runs_without_asking
+
+    def grant_session(self, rule: Rule) -> None:
+        if rule.specifier is None and rule.tool in self.auto_approve:
+            return
+        if rule not in self.session_rules:
+            self.session_rules.append(rule)
+
     def revoke(self, names: set[str]) -> None:
-        """These tools ask for approval again."""
+        """These tools (and this session's rules with these texts) ask for approval again."""
         self.auto_approve.difference_update(names)
+        self.session_rules = [r for r in self.session_rules if r.text not in names and r.tool not in names]
 
 
 class ToolPipeline:
@@ -138,6 +167,8 @@ class ToolPipeline:
         if not isinstance(item, PreparedItem):
             return error_item(call.id, name, args, f"{name}: the preparer returned no call to run")
         item.call_id = call.id  # the result must answer this call, whatever the preparer did
+        if spec is not None and spec.read_only:
+            item.read_only = True
         return item
 
     # --- phases 2 and 3 -----------------------------------------------------------------
@@ -154,15 +185,19 @@ class ToolPipeline:
         results = {} if results is None else results
         try:
             ui.on_tools_prepared(items)
-            asked = self._needing_approval(items)
+            verdicts = self._judge(items)
+            asked = [i for i in items if (v := verdicts.get(i.call_id)) is not None and v.effect == "ask"]
             decision = await self._approve(asked)
             asked_ids = {item.call_id for item in asked}
             runnable: list[PreparedItem] = []
             for item in items:
+                verdict = verdicts.get(item.call_id)
                 if item.error is not None:
                     self._deliver(item, ToolResult(item.error, is_error=True), results)
                 elif item.execute is None:
                     self._deliver(item, ToolResult(f"{item.func_name}: nothing to execute", True), results)
+                elif verdict is not None and verdict.effect in ("deny", "refuse"):
+                    self._deliver(item, refused_result(item.func_name, verdict.reason), results)
                 elif (
                     decision is not None
                     and item.call_id in asked_ids
@@ -189,13 +224,19 @@ class ToolPipeline:
                     self._deliver(item, failed, results)
         return [ToolOutcome(item, results[item.call_id]) for item in items]
 
-    def _needing_approval(self, items: list[PreparedItem]) -> list[PreparedItem]:
-        """The calls the user must be asked about, decided once, before any answer changes the policy."""
-        return [
-            i
-            for i in items
-            if i.error is None and i.execute is not None and i.needs_approval and not self.policy.allows(i)
-        ]
+    def _judge(self, items: list[PreparedItem]) -> dict[str, Verdict]:
+        """Each runnable call's verdict, decided once, before any answer changes the policy."""
+        verdicts: dict[str, Verdict] = {}
+        for item in items:
+            if item.error is None and item.execute is not None:
+                try:
+                    verdicts[item.call_id] = self.policy.verdict(item)
+                except Exception as exc:  # a bug in a rule must not let a call run unasked
+                    log.exception("judging %s failed", item.func_name)
+                    verdicts[item.call_id] = Verdict(
+                        "ask", f"the permission rules could not be applied: {exc}"
+                    )
+        return verdicts
 
     async def _approve(self, pending: list[PreparedItem]) -> ApprovalDecision | None:
         if not pending:
@@ -205,7 +246,26 @@ class ToolPipeline:
         decision = await ui.approve_tools(pending)
         if decision.always and decision.approved:
             self.policy.auto_approve.update(decision.always)
+        if decision.rules:
+            await self._grant(decision)
         return decision
+
+    async def _grant(self, decision: ApprovalDecision) -> None:
+        """The rules of an "always" answer, each only if the call it was offered for was approved."""
+        for call_id, rule in decision.rules:
+            if not isinstance(rule, Rule) or not decision.is_approved(call_id) or rule.effect != "allow":
+                continue
+            if rule.scope == "session" or self.policy.store is None:
+                self.policy.grant_session(rule)
+                continue
+            try:
+                await asyncio.to_thread(self.policy.store.add, rule)
+            except (OSError, ValueError) as exc:
+                log.warning("could not save the rule %s: %s", rule.text, exc)
+                self.policy.grant_session(rule)
+                self.ctx.ui.on_error(
+                    f"could not save the rule {rule.text} ({exc}); it holds for this session"
+                )
 
     async def _execute_all(
         self,

@@ -11,7 +11,7 @@ from typing import Any
 
 from .resources import data_dir
 
-METADATA_KEYS = ("agent", "task_agent", "auto_approve", "primary_key")
+METADATA_KEYS = ("agent", "task_agent", "auto_approve", "primary_key", "read_only")
 _REQUIRED_KEYS = ("name", "description", "parameters")
 
 
@@ -29,6 +29,7 @@ class ToolSpec:
     auto_approve: bool
     primary_key: str | None
     source: Path
+    read_only: bool = False  # only reads: runs in plan mode
 
     def schema(self) -> dict[str, Any]:
         """The OpenAI function-calling schema, without turnstone's metadata keys."""
@@ -100,7 +101,7 @@ def _parse_file(path: Path) -> ToolSpec:
         raise ToolDefinitionError(f"{path}: 'description' must be a string")
     if not isinstance(params, dict) or params.get("type") != "object":
         raise ToolDefinitionError(f"{path}: 'parameters' must be a JSON schema object with type 'object'")
-    for key in ("agent", "task_agent", "auto_approve"):
+    for key in ("agent", "task_agent", "auto_approve", "read_only"):
         if not isinstance(raw.get(key, False), bool):
             raise ToolDefinitionError(f"{path}: '{key}' must be true or false")
     primary = raw.get("primary_key")
@@ -118,6 +119,7 @@ def _parse_file(path: Path) -> ToolSpec:
         auto_approve=raw.get("auto_approve", False),
         primary_key=primary,
         source=path,
+        read_only=raw.get("read_only", False),
     )
 
 

@@ -18,11 +18,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import child_env
 from .arguments import ArgumentLimits, check_arguments
 from .mcp_bridge import McpBridge, McpEvent, ResourceUpdate
 from .mentions import expand_mentions
 from .model_output import clean_text, clean_value, unique_call_ids, used_call_ids
 from .outcomes import CANCELLED_TEXT, INTERRUPTED_TEXT, cancelled_result
+from .permission_store import PermissionStore
+from .permissions import Mode
 from .pipeline import ApprovalPolicy, ToolOutcome, ToolPipeline
 from .prompts import build_system_prompt
 from .protocol import SessionUI
@@ -93,6 +96,7 @@ class ChatSession:
         skip_permissions: bool | None = None,
         allow: set[str] | None = None,
         supports_vision: bool = False,
+        permissions: PermissionStore | None = None,
     ) -> None:
         self.config = config
         self.provider = provider
@@ -111,6 +115,8 @@ class ChatSession:
         self.policy = ApprovalPolicy(
             skip_permissions=config.tools.skip_permissions if skip_permissions is None else skip_permissions,
             auto_approve=set(config.tools.allow) | set(allow or ()),
+            store=permissions,
+            workspace=self.cwd,
         )
         self.ctx = ToolContext(
             config=config,
@@ -127,6 +133,7 @@ class ChatSession:
             on_skill_loaded=self._on_skill_loaded,
         )
         self.state = SessionState.IDLE
+        self.sandbox_label = ""
         self.prompt_tokens = 0
         self.completion_tokens = 0
         self.last_answer = ""
@@ -194,6 +201,8 @@ class ChatSession:
         if self.mcp is not None:
             self._remove_mcp_listener = self.mcp.add_listener(self._on_mcp_event)
         self._rebuild_system_prompt()
+        if self.agent_kind == "main":  # the first probe runs bwrap: not on the event loop
+            self.sandbox_label = await asyncio.to_thread(child_env.sandbox_label, self.config)
         self._emit_status()
 
     async def aclose(self) -> None:
@@ -728,7 +737,11 @@ class ChatSession:
             skip_permissions=self.policy.skip_permissions,
             allow=set(self.registry.TASK_AUTO_TOOLS) | self.policy.auto_approve,
             supports_vision=self.ctx.supports_vision,
+            permissions=self.policy.store,
         )
+        # the sub-agent follows this session's rules and mode ("always" answers in it hold here too)
+        sub.policy.session_rules = self.policy.session_rules
+        sub.policy.mode = self.policy.mode
         sub.ctx.read_tracker = self.ctx.read_tracker
         await sub.start()
         try:
@@ -832,7 +845,14 @@ class ChatSession:
             mcp_connected=connected,
             mcp_total=total,
             session_id=self.session_id,
+            mode=self.policy.mode.value,
+            sandbox=self.sandbox_label,
         )
+
+    def set_mode(self, mode: Mode) -> None:
+        """The permission mode for the calls from now on (shift+tab in the app)."""
+        self.policy.mode = mode
+        self._emit_status()
 
     def _emit_status(self) -> None:
         self.ui.on_status(self.status())

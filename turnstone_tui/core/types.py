@@ -89,6 +89,37 @@ ExecuteFn = Callable[[ExecContext], Awaitable[ToolResult]]
 PreviewKind = Literal["text", "bash", "diff", "json", "markdown"]
 
 
+@dataclass(frozen=True, slots=True)
+class CommandPart:
+    """One simple command of a parsed command line, as permission rules see it.
+
+    ``words``: each word's text after quote removal, None where it is only known at run time
+    (``$X``, ``$(...)``, a glob). ``clean``: no environment prefix (``PAGER=x git log``) and no
+    redirect that writes a file (``> /dev/null`` and ``2>&1`` are fine): only a clean part can be
+    allowed by a rule with a specifier.
+    """
+
+    words: tuple[str | None, ...]
+    clean: bool = True
+    # The command a wrapper runs (``sudo -u x rm f`` -> ``rm f``), for deny and ask rules; () = words.
+    unwrapped: tuple[str | None, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Subject:
+    """What a call touches, for permission rules (``core/permissions.py``); set by its preparer.
+
+    ``commands``: the simple commands of a bash/watch command line, None when it could not be
+    parsed; ``paths``: the real (resolved) paths a file tool reads or writes; ``domain``: the host a
+    web_fetch asks; ``workspace_edit``: a file edit that stays inside the workspace.
+    """
+
+    commands: tuple[CommandPart, ...] | None = None
+    paths: tuple[str, ...] = ()
+    domain: str = ""
+    workspace_edit: bool = False
+
+
 @dataclass(slots=True)
 class PreparedItem:
     """Phase 1 output: everything the UI needs to show and the engine needs to run a call."""
@@ -104,6 +135,13 @@ class PreparedItem:
     preview_kind: PreviewKind = "text"
     # The name "always" adds to the auto-approve set (per tool type; MCP tools use their full name).
     approval_label: str = ""
+    # What permission rules match (see Subject); None: only tool-wide rules apply.
+    subject: Subject | None = None
+    # The tool only reads (runs in plan mode); set from the tool's definition or an MCP hint.
+    read_only: bool = False
+    # Code this call runs is confined by the OS sandbox; sandbox_note says how it runs, for the modal.
+    sandboxed: bool = False
+    sandbox_note: str = ""
 
     def __post_init__(self) -> None:
         if not self.approval_label:
@@ -120,6 +158,9 @@ class ApprovalDecision:
     always: frozenset[str] = frozenset()
     # Optional per-call override: call_id -> approved. Calls not listed follow ``approved``.
     per_call: dict[str, bool] = field(default_factory=dict)
+    # Permission rules to add (core.permissions.Rule, scope "session", "project" or "user"), each with
+    # the call it was offered for: granted only when that call was approved.
+    rules: tuple[tuple[str, Any], ...] = ()
 
     def is_approved(self, call_id: str) -> bool:
         return self.per_call.get(call_id, self.approved)
@@ -158,6 +199,8 @@ class StatusInfo:
     mcp_total: int = 0
     pending_approvals: int = 0
     session_id: str = ""
+    mode: str = "default"  # the permission mode (core.permissions.Mode)
+    sandbox: str = ""  # "sandbox", "no sandbox" or "sandbox unavailable" ("" before it is known)
 
     @property
     def context_percent(self) -> float:

@@ -23,9 +23,10 @@ from typing import Any
 from ..core.child_env import sandbox_policy, scrubbed_env
 from ..core.tools import Preparer, ToolContext, error_item
 from ..core.truncate import HeadTailBuffer
-from ..core.types import ExecContext, PreparedItem, ProcessOutcome, ToolResult, ToolStatus
+from ..core.types import ExecContext, PreparedItem, ProcessOutcome, Subject, ToolResult, ToolStatus
 from ..sandbox import plan
 from .bash_guard import MAX_COMMAND_CHARS, check_command
+from .bash_parts import command_parts
 from .proc_group import EmittingSink, RunOutcome, run_process
 
 MIN_TIMEOUT = 1
@@ -117,6 +118,7 @@ async def prepare_bash(ctx: ToolContext, call_id: str, args: dict[str, Any]) -> 
     )
     if refusal:
         return error_item(call_id, "bash", args, f"bash: {refusal}")
+    parts = await asyncio.to_thread(command_parts, command)
 
     script = f"set -e\n{command}" if stop_on_error else command
     cwd = ctx.cwd
@@ -139,6 +141,9 @@ async def prepare_bash(ctx: ToolContext, call_id: str, args: dict[str, Any]) -> 
         needs_approval=not (run_plan.sandboxed and policy.auto_approve),
         execute=execute,
         preview_kind="bash",
+        subject=Subject(commands=parts),
+        sandboxed=run_plan.sandboxed,
+        sandbox_note=run_plan.note,
     )
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.tools import Preparer, ToolContext, error_item, require_str
-from ..core.types import ExecContext, PreparedItem, ToolResult
+from ..core.types import ExecContext, PreparedItem, Subject, ToolResult
 from .files_read import FileProblem, diff_stats, join_diff_lines, read_text, unified_diff
 from .path_policy import outside_workspace, real_path, secret_refusal, secret_store
 
@@ -89,7 +89,8 @@ async def prepare_write_file(ctx: ToolContext, call_id: str, args: dict[str, Any
     if store:
         return error_item(call_id, name, args, secret_refusal("write_file", shown, store))
     where = ""
-    if outside_workspace(path, ctx.cwd):
+    outside = outside_workspace(path, ctx.cwd)
+    if outside:
         where = f" [outside the workspace: {path}]"
     elif path != link.absolute():
         where = f" [-> {path}]"
@@ -141,7 +142,16 @@ async def prepare_write_file(ctx: ToolContext, call_id: str, args: dict[str, Any
     async def execute(exec_ctx: ExecContext) -> ToolResult:
         return await asyncio.to_thread(work)
 
-    return PreparedItem(call_id, name, args, header, preview=preview, execute=execute, preview_kind="diff")
+    return PreparedItem(
+        call_id,
+        name,
+        args,
+        header,
+        preview=preview,
+        execute=execute,
+        preview_kind="diff",
+        subject=Subject(paths=(str(path),), workspace_edit=not outside),
+    )
 
 
 # --- edit_file: locating and applying edits ------------------------------------------------------
@@ -312,6 +322,7 @@ async def prepare_edit_file(ctx: ToolContext, call_id: str, args: dict[str, Any]
     limit = ctx.config.tools.truncation
     diff = unified_diff(original, new_text, f"a/{shown}", f"b/{shown}", 3, limit)
     added, removed = diff_stats(diff)
+    real = await asyncio.to_thread(real_path, path)
 
     def work() -> ToolResult:
         stale = tracker.check(path)
@@ -348,6 +359,7 @@ async def prepare_edit_file(ctx: ToolContext, call_id: str, args: dict[str, Any]
         preview=diff,
         execute=execute,
         preview_kind="diff",
+        subject=Subject(paths=(str(real),), workspace_edit=not outside_workspace(real, ctx.cwd)),
     )
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..core.tools import Preparer, ToolContext, error_item, require_str
-from ..core.types import ExecContext, PreparedItem, ToolResult
+from ..core.types import ExecContext, PreparedItem, Subject, ToolResult
 from .path_policy import outside_workspace, real_path, secret_refusal, secret_store
 
 MAX_IMAGE_BYTES = 4 * 1024 * 1024
@@ -338,6 +338,7 @@ async def prepare_read_file(ctx: ToolContext, call_id: str, args: dict[str, Any]
         preview=str(real) + span,
         needs_approval=outside,  # reads inside the workspace are auto-approved, others are asked
         execute=execute,
+        subject=Subject(paths=(str(real),)),
     )
 
 
@@ -370,10 +371,12 @@ async def prepare_diff_file(ctx: ToolContext, call_id: str, args: dict[str, Any]
     path_a = ctx.resolve(path_a_shown)
     path_b = ctx.resolve(path_b_shown) if path_b_shown else None
     outside = False
+    reals: list[str] = []
     for checked, checked_shown in ((path_a, path_a_shown), (path_b, path_b_shown)):
         if checked is None or checked_shown is None:
             continue
         real = await asyncio.to_thread(real_path, checked)
+        reals.append(str(real))
         store = secret_store(real, [ctx.config.path])
         if store:
             return error_item(call_id, "diff_file", args, secret_refusal("diff_file", checked_shown, store))
@@ -408,6 +411,7 @@ async def prepare_diff_file(ctx: ToolContext, call_id: str, args: dict[str, Any]
         preview=f"{path_a} vs {path_b or 'the given content'} (context {context})",
         needs_approval=outside,
         execute=execute,
+        subject=Subject(paths=tuple(reals)),
     )
 
 

@@ -110,7 +110,22 @@ async def prepare_math(ctx: ToolContext, call_id: str, args: dict[str, Any]) -> 
     async def execute(exec_ctx: ExecContext) -> ToolResult:
         return await run_math(code, time_limit, limit, policy)
 
-    return PreparedItem(call_id, "math", args, f"math: {first}", preview=code, execute=execute)
+    shown = await asyncio.to_thread(plan, SandboxPolicy(policy.mode), ["true"], cwd=ctx.cwd)
+    note = (
+        "sandboxed: its own process, read-only system, writable only its temp dir, no network"
+        if shown.sandboxed
+        else shown.note
+    )
+    return PreparedItem(
+        call_id,
+        "math",
+        args,
+        f"math: {first}",
+        preview=code,
+        execute=execute,
+        sandboxed=shown.sandboxed,
+        sandbox_note=note,
+    )
 
 
 PREPARERS: dict[str, Preparer] = {"math": prepare_math}

@@ -87,6 +87,7 @@ async def prepare_mcp_tool(ctx: ToolContext, call_id: str, name: str, args: dict
         needs_approval=not trusted_read_only,
         execute=execute,
         approval_label=name,
+        read_only=hint == "read-only",
     )
 
 

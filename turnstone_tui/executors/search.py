@@ -17,7 +17,7 @@ from typing import Any
 from ..core.child_env import scrubbed_env
 from ..core.tools import Preparer, ToolContext, error_item, require_str
 from ..core.truncate import HeadTailBuffer
-from ..core.types import ExecContext, PreparedItem, ToolResult
+from ..core.types import ExecContext, PreparedItem, Subject, ToolResult
 from .path_policy import real_path, secret_refusal, secret_store
 from .proc_group import BufferSink, run_process
 
@@ -101,7 +101,8 @@ async def prepare_search(ctx: ToolContext, call_id: str, args: dict[str, Any]) -
     target = ctx.resolve(path_arg)
     if not target.exists():
         return error_item(call_id, name, args, f"search: {path_arg}: no such file or directory")
-    store = secret_store(await asyncio.to_thread(real_path, target), [ctx.config.path])
+    real = await asyncio.to_thread(real_path, target)
+    store = secret_store(real, [ctx.config.path])
     if store:
         return error_item(call_id, name, args, secret_refusal("search", path_arg, store))
     cwd = ctx.cwd
@@ -123,6 +124,7 @@ async def prepare_search(ctx: ToolContext, call_id: str, args: dict[str, Any]) -
         preview=f"pattern: {query}\npath: {target}",
         needs_approval=False,
         execute=execute,
+        subject=Subject(paths=(str(real),)),
     )
 
 

@@ -13,9 +13,12 @@ import time
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from ..core.child_env import sandbox_policy
 from ..core.tools import Preparer, ToolContext, error_item, require_str
-from ..core.types import ExecContext, PreparedItem, ToolResult
+from ..core.types import ExecContext, PreparedItem, Subject, ToolResult
+from ..sandbox import plan
 from .bash_guard import check_command
+from .bash_parts import command_parts
 from .watch_expr import WatchExprError, compile_condition
 
 if TYPE_CHECKING:
@@ -151,6 +154,8 @@ async def _prepare_create(ctx: ToolContext, call_id: str, args: dict[str, Any]) 
         )
 
     cond = f"stop_on: {stop_on}" if stop_on else "fires when the output changes"
+    parts = await asyncio.to_thread(command_parts, command)
+    run_plan = await asyncio.to_thread(plan, sandbox_policy(ctx.config), ["bash", "-c", command], cwd=ctx.cwd)
     return PreparedItem(
         call_id=call_id,
         func_name="watch",
@@ -160,6 +165,9 @@ async def _prepare_create(ctx: ToolContext, call_id: str, args: dict[str, Any]) 
         preview_kind="bash",
         execute=execute,
         approval_label="watch",
+        subject=Subject(commands=parts),
+        sandboxed=run_plan.sandboxed,
+        sandbox_note=run_plan.note,
     )
 
 
@@ -184,7 +192,15 @@ async def prepare_watch(ctx: ToolContext, call_id: str, args: dict[str, Any]) ->
             lines.extend(_describe(w, now) for w in active)
             return ToolResult("\n".join(lines))
 
-        return PreparedItem(call_id, "watch", args, "watch list", needs_approval=False, execute=run_list)
+        return PreparedItem(
+            call_id,
+            "watch",
+            args,
+            "watch list",
+            needs_approval=False,
+            execute=run_list,
+            subject=Subject(commands=()),
+        )
 
     key = require_str(args, "name")
     if key is None or not key.strip():
@@ -204,7 +220,13 @@ async def prepare_watch(ctx: ToolContext, call_id: str, args: dict[str, Any]) ->
         return ToolResult(f"Watch {w['name']!r} (id {w['id']}) cancelled after {w['polls']} poll(s).")
 
     return PreparedItem(
-        call_id, "watch", args, f"watch cancel {key!r}", needs_approval=False, execute=run_cancel
+        call_id,
+        "watch",
+        args,
+        f"watch cancel {key!r}",
+        needs_approval=False,
+        execute=run_cancel,
+        subject=Subject(commands=()),
     )
 
 

@@ -13,14 +13,14 @@ from __future__ import annotations
 import asyncio
 import os
 from typing import Any
-from urllib.parse import urljoin
+from urllib.parse import urljoin, urlsplit
 
 import html2text
 import httpx
 
 from ..core.provider import ContentDelta, ModelRequest, ProviderError
 from ..core.tools import Preparer, ToolContext, error_item, require_str
-from ..core.types import ExecContext, PreparedItem, ToolResult
+from ..core.types import ExecContext, PreparedItem, Subject, ToolResult
 from .ssrf import SsrfError, Target, check_url
 
 MAX_REDIRECTS = 5
@@ -147,6 +147,14 @@ async def answer_from_page(ctx: ToolContext, question: str, url: str, text: str)
     return "".join(parts).strip()
 
 
+def _host(url: str) -> str:
+    """The host the URL asks (``http://a.org@b.com/`` asks b.com), "" when it has none."""
+    try:
+        return (urlsplit(url).hostname or "").rstrip(".").lower()
+    except ValueError:
+        return ""
+
+
 async def prepare_web_fetch(ctx: ToolContext, call_id: str, args: dict[str, Any]) -> PreparedItem:
     url = require_str(args, "url")
     question = require_str(args, "question")
@@ -203,6 +211,7 @@ async def prepare_web_fetch(ctx: ToolContext, call_id: str, args: dict[str, Any]
         header=f"web_fetch {url}",
         preview=f"GET {url}\nQuestion: {question}",
         execute=execute,
+        subject=Subject(domain=_host(url)),
     )
 
 

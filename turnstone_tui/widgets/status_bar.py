@@ -1,5 +1,5 @@
-"""One line at the bottom: model, state, tokens and context use, MCP servers, pending approvals,
-watch results waiting in the inbox."""
+"""One line at the bottom: model, state, tokens and context use, MCP servers, the permission mode and
+the sandbox, pending approvals, watch results waiting in the inbox."""
 
 from __future__ import annotations
 
@@ -55,6 +55,7 @@ class StatusBar(Horizontal):
         yield Label(id="status-model")
         yield Label(id="status-tokens")
         yield Label(id="status-mcp")
+        yield Label(id="status-mode")
         yield Label(id="status-pending")
         yield Label(id="status-inbox")
 
@@ -111,8 +112,25 @@ class StatusBar(Horizontal):
             mcp.display = True
         else:
             mcp.display = False
+        self._refresh_mode()
         self._refresh_pending()
         self._refresh_inbox()
+
+    def _refresh_mode(self) -> None:
+        """The permission mode (unless default) and whether commands run sandboxed: ``plan · sandbox``."""
+        status = self.status
+        label = self.query_one("#status-mode", Label)
+        if status is None:
+            label.display = False
+            return
+        # the default mode is not named (as Claude Code does): only a mode that changes what runs is
+        parts = ([status.mode] if status.mode != "default" else []) + (
+            [status.sandbox] if status.sandbox else []
+        )
+        label.update(Content(" · ".join(parts)))
+        label.set_class(status.mode != "default", "-mode")
+        label.set_class(status.sandbox not in ("", "sandbox"), "-unconfined")
+        label.display = bool(parts)
 
     def _refresh_state(self) -> None:
         if not self.children:

@@ -1,15 +1,19 @@
 """The approval modal: every pending tool call of a batch, with previews, answered with one key.
 
-Keys: ``y`` approve, ``n``/``esc`` deny, ``a`` approve and always allow every tool of the batch,
-``space`` on a row toggles "always" for that row's tool (approval label), ``x`` on a row (batches of
-two or more) marks that one call to be skipped (denied) while the others are approved, ``tab``
-moves into an optional feedback line whose text goes back to the model with the decision.
+Keys: ``y`` approve, ``n``/``esc`` deny, ``a`` approve and allow each call's suggested rule for this
+session, ``space`` on a row cycles its "always allow <rule>" through off / this session / saved in the
+project / saved for the user (the rule is the narrowest useful one: ``bash(npm run test:*)``,
+``write_file(docs/**)``, ``web_fetch(domain:docs.python.org)``), ``x`` on a row (batches of two or
+more) marks that one call to be skipped (denied) while the others are approved, ``tab`` moves into an
+optional feedback line whose text goes back to the model with the decision. A row that runs code says
+whether it runs in the sandbox.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from dataclasses import replace
+from pathlib import Path
 
 from textual import events, on
 from textual.app import ComposeResult
@@ -17,24 +21,16 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.highlight import highlight
-from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Footer, Input, Markdown, Static
 
+from ...core.permissions import Rule, suggest_rules
 from ...core.resources import styles_dir
 from ...core.types import ApprovalDecision, PreparedItem
 from ...widgets.diff_view import DiffView
 
 PREVIEW_MAX_CHARS = 20_000
-
-
-def distinct_labels(items: Iterable[PreparedItem]) -> list[str]:
-    """Approval labels in first-seen order."""
-    seen: dict[str, None] = {}
-    for item in items:
-        seen.setdefault(item.approval_label or item.func_name, None)
-    return list(seen)
 
 
 def preview_widget(item: PreparedItem) -> Widget:
@@ -71,66 +67,99 @@ def preview_widget(item: PreparedItem) -> Widget:
     return Static(preview, classes="approval-preview -text", markup=False)
 
 
+ALWAYS_SCOPES = ("", "session", "project", "user")
+"""What space cycles a row's "always" through: off, this session, the project's file, the user's file."""
+_SCOPE_WORDS = {
+    "session": "for this session",
+    "project": "saved: project (.turnstone/permissions.toml)",
+    "user": "saved: user (every project)",
+}
+
+
 class ApprovalRow(Vertical, can_focus=True):
-    """One pending call: header, "always allow" toggle, preview."""
+    """One pending call: header, where it runs (sandboxed or not), the "always allow" rule, preview."""
 
     BINDINGS = [
-        Binding("space", "toggle_always", "Toggle always"),
+        Binding("space", "toggle_always", "Always: off/session/project/user"),
         Binding("x", "toggle_skip", "Skip this call"),
         Binding("down,j", "move(1)", "Next", show=False),
         Binding("up,k", "move(-1)", "Previous", show=False),
     ]
 
-    class ToggleAlways(Message):
-        def __init__(self, label: str) -> None:
-            super().__init__()
-            self.label = label
-
-    def __init__(self, item: PreparedItem, index: int) -> None:
+    def __init__(self, item: PreparedItem, index: int, workspace: Path | None = None) -> None:
         super().__init__(classes="approval-row")
         self.item = item
         self.index = index
         self.label = item.approval_label or item.func_name
+        self.rules = suggest_rules(item, workspace or Path.cwd())
+        """The narrowest rule(s) that would let this call run without asking next time."""
         self._toggle = Static("", classes="approval-row--toggle", markup=False)
-        self._always = False
+        self.scope = ""
         self.skipped = False
 
     def compose(self) -> ComposeResult:
-        with Horizontal(classes="approval-row--head"):
+        yield Static(
+            Content.assemble(
+                (f"{self.index + 1}. ", "$text-muted"), (self.item.header or self.item.func_name, "bold")
+            ),
+            classes="approval-row--header",
+            markup=False,
+        )
+        if self.item.sandbox_note:
+            sandboxed = self.item.sandboxed
             yield Static(
                 Content.assemble(
-                    (f"{self.index + 1}. ", "$text-muted"), (self.item.header or self.item.func_name, "bold")
+                    ("■ " if sandboxed else "▲ ", "$text-success" if sandboxed else "$text-warning"),
+                    (self.item.sandbox_note, "$text-muted" if sandboxed else "$text-warning"),
                 ),
-                classes="approval-row--header",
+                classes="approval-row--sandbox " + ("-sandboxed" if sandboxed else "-unconfined"),
                 markup=False,
             )
-            yield self._toggle
+        yield self._toggle
         with VerticalScroll(classes="approval-row--preview", can_focus=False):
             yield preview_widget(self.item)
 
     def on_mount(self) -> None:
-        self.set_always(self._always)
+        self.show_always()
 
-    def set_always(self, value: bool) -> None:
-        self._always = value
-        self.set_class(value, "-always")
+    @property
+    def rule_text(self) -> str:
+        return ", ".join(rule.text for rule in self.rules)
+
+    def show_always(self) -> None:
+        self.set_class(bool(self.scope), "-always")
         if self.skipped:
             self._toggle.update(Content.styled("skipped (x to undo)", "bold $text-error"))
             return
-        box = "[x]" if value else "[ ]"
+        if not self.rules:
+            self._toggle.update(
+                Content.styled(
+                    "no rule can allow this command: it cannot be parsed into commands", "$text-muted"
+                )
+            )
+            return
+        box = "[x]" if self.scope else "[ ]"
         self._toggle.update(
             Content.assemble(
-                (box, "bold $text-success" if value else "$text-muted"), f" always allow {self.label}"
+                (box, "bold $text-success" if self.scope else "$text-muted"),
+                " always allow ",
+                (self.rule_text, "bold"),
+                (f"  {_SCOPE_WORDS[self.scope]}" if self.scope else "  (space)", "$text-muted"),
             )
         )
 
+    def set_scope(self, scope: str) -> None:
+        self.scope = scope if self.rules else ""
+        self.show_always()
+
     def action_toggle_always(self) -> None:
-        self.post_message(self.ToggleAlways(self.label))
+        if not self.skipped:
+            self.set_scope(ALWAYS_SCOPES[(ALWAYS_SCOPES.index(self.scope) + 1) % len(ALWAYS_SCOPES)])
 
     def action_toggle_skip(self) -> None:
         self.skipped = not self.skipped
         self.set_class(self.skipped, "-skipped")
-        self.set_always(self._always)
+        self.show_always()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "toggle_skip":
@@ -164,11 +193,10 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         Binding("escape", "cancel", "Deny", key_display="esc"),
     ]
 
-    def __init__(self, items: list[PreparedItem]) -> None:
+    def __init__(self, items: list[PreparedItem], workspace: Path | None = None) -> None:
         super().__init__()
         self.items = list(items)
-        self.labels = distinct_labels(self.items)
-        self.always: set[str] = set()
+        self.workspace = workspace
         self._dismissed = False
 
     def compose(self) -> ComposeResult:
@@ -179,7 +207,7 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
             dialog.border_subtitle = "y approve · n deny · a always" + (" · x skip one" if count > 1 else "")
             with VerticalScroll(id="approval-items", can_focus=False):
                 for index, item in enumerate(self.items):
-                    yield ApprovalRow(item, index)
+                    yield ApprovalRow(item, index, self.workspace)
             with Horizontal(id="approval-feedback-row"):
                 yield Static("feedback", id="approval-feedback-label")
                 yield Input(
@@ -205,28 +233,33 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         """Call ids marked with ``x``: denied while the rest of the batch is approved."""
         return [row.item.call_id for row in self.query(ApprovalRow) if row.skipped]
 
-    def _approve(self, always: Iterable[str]) -> None:
+    def _approve(self, all_session: bool = False) -> None:
         skipped = self.skipped
         if len(skipped) == len(self.items):
             self.action_deny()
             return
-        kept = {item.approval_label or item.func_name for item in self.items if item.call_id not in skipped}
+        rules: list[tuple[str, Rule]] = []
+        for row in self.query(ApprovalRow):
+            scope = row.scope or ("session" if all_session else "")
+            if row.skipped or not scope:  # "always" only for calls that were approved
+                continue
+            rules.extend((row.item.call_id, replace(rule, scope=scope)) for rule in row.rules)
         self._decide(
             ApprovalDecision(
                 approved=True,
                 feedback=self.feedback,
-                # "always" only for tools of calls that were approved
-                always=frozenset(label for label in always if label in kept),
                 per_call={call_id: False for call_id in skipped},
+                rules=tuple(rules),
             )
         )
 
     # --- actions ------------------------------------------------------------------------
     def action_approve(self) -> None:
-        self._approve(self.always)
+        self._approve()
 
     def action_approve_always(self) -> None:
-        self._approve(self.labels)
+        """Approve, and allow each call's suggested rule for this session (rows set to a saved scope keep it)."""
+        self._approve(all_session=True)
 
     def action_deny(self) -> None:
         self._decide(ApprovalDecision(approved=False, feedback=self.feedback))
@@ -250,16 +283,6 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
     def _feedback_done(self, event: Input.Submitted) -> None:
         event.stop()
         self._focus_rows()
-
-    @on(ApprovalRow.ToggleAlways)
-    def _toggle_always(self, event: ApprovalRow.ToggleAlways) -> None:
-        event.stop()
-        if event.label in self.always:
-            self.always.discard(event.label)
-        else:
-            self.always.add(event.label)
-        for row in self.query(ApprovalRow):
-            row.set_always(row.label in self.always)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         self.refresh_bindings()

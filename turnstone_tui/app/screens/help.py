@@ -33,6 +33,7 @@ KEY_SECTIONS: tuple[Section, ...] = (
             ("f1", "this help"),
             ("f2", "MCP panel (focus moves into it and back)"),
             ("f3", "inbox: watch results waiting for closed conversations"),
+            ("shift+tab", "permission mode: default, accept-edits, plan, full-auto"),
         ),
     ),
     (
@@ -40,8 +41,8 @@ KEY_SECTIONS: tuple[Section, ...] = (
         (
             ("y", "approve the calls (skipped ones stay skipped)"),
             ("n / esc", "deny"),
-            ("a", "approve, and always allow these tools this session"),
-            ("space", "toggle 'always' for the selected call"),
+            ("a", "approve, and allow each call's suggested rule this session"),
+            ("space", "'always allow <rule>': off, session, saved in project, saved for user"),
             ("x", "skip the selected call"),
             ("up / down, j / k", "select a call"),
             ("tab", "write feedback for the model"),

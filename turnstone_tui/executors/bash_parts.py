@@ -1,0 +1,165 @@
+"""A command line cut into the simple commands bash will run, for permission rules.
+
+``command_parts("git status && npm run test -- -x")`` gives one ``CommandPart`` per simple command,
+also those inside pipelines, lists, subshells, ``{ ...; }``, functions, loops and conditionals, and
+``$(...)`` / backquote / ``<(...)`` substitutions anywhere (in words, assignments and redirects).
+Each word is its text after quote removal (``'git' "status"`` is ``git status``), or None when bash
+decides it at run time (``$X``, ``$(...)``, globs, brace expansion). A part with an environment
+prefix or a redirect that writes a file is not ``clean`` (see ``CommandPart``).
+
+None when the line cannot be cut reliably: bashlex cannot parse it (``[[ ]]``, ``$(( ))``, ``case``,
+...) or it is longer than the bash guard's limit. Rules then never allow it without asking.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from ..core.types import CommandPart
+from .bash_guard import _WRAPPER_SKIPS_OPERAND, _WRAPPERS, MAX_COMMAND_CHARS, _unquote_heredoc_delimiters
+from .shell_words import read_word
+
+_WRITES = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
+_HARMLESS_TARGETS = frozenset({"/dev/null"})
+MAX_PARTS = 1000
+
+
+class _Unanalysable(Exception):
+    pass
+
+
+def command_parts(command: str) -> tuple[CommandPart, ...] | None:
+    """The simple commands of ``command`` (see the module docstring); blocking (bashlex): off the loop."""
+    if len(command) > MAX_COMMAND_CHARS:
+        return None
+    import bashlex  # type: ignore[import-untyped]
+
+    source = _unquote_heredoc_delimiters(command)
+    try:
+        trees = bashlex.parse(source)
+    except RecursionError:
+        return None
+    except Exception:  # bashlex raises ParsingError, NotImplementedError, IndexError ...
+        return None
+    parts: list[CommandPart] = []
+    try:
+        for tree in trees:
+            _walk(tree, source, parts)
+    except (_Unanalysable, RecursionError):
+        return None
+    return tuple(parts)
+
+
+def _value(node: Any, source: str) -> str | None:
+    if any(
+        getattr(p, "kind", "") in ("commandsubstitution", "processsubstitution") for p in node.parts or ()
+    ):
+        return None
+    start, end = node.pos
+    word = read_word(source[start:end])
+    return word.value if word.literal else None
+
+
+def _walk(node: Any, source: str, parts: list[CommandPart]) -> None:
+    kind = getattr(node, "kind", "")
+    if kind == "command":
+        _command(node, source, parts)
+        return
+    if kind == "function":
+        _walk(node.body, source, parts)
+        return
+    if kind == "compound":
+        for part in node.list:
+            _walk(part, source, parts)
+        for redirect in getattr(node, "redirects", None) or []:
+            _redirect(redirect, source, parts)
+        return
+    if kind in ("word", "assignment"):
+        _substitutions(node, source, parts)
+        return
+    if kind in ("commandsubstitution", "processsubstitution"):
+        _walk(node.command, source, parts)
+        return
+    if kind in ("operator", "pipe", "reservedword", "tilde", "parameter", "heredoc"):
+        return
+    children = getattr(node, "parts", None)
+    if children is None and kind not in ("list", "pipeline", "if", "for", "while", "until"):
+        raise _Unanalysable(kind)  # a node this walker does not know: do not guess
+    for child in children or []:
+        _walk(child, source, parts)
+
+
+def _substitutions(node: Any, source: str, parts: list[CommandPart]) -> None:
+    for part in getattr(node, "parts", None) or []:
+        if getattr(part, "kind", "") in ("commandsubstitution", "processsubstitution"):
+            _walk(part.command, source, parts)
+        else:
+            _substitutions(part, source, parts)
+
+
+def _redirect(node: Any, source: str, parts: list[CommandPart]) -> bool:
+    """Walk a redirect's substitutions; True when it writes a file (not /dev/null, not an fd)."""
+    target = getattr(node, "output", None)
+    op = getattr(node, "type", "")
+    if getattr(target, "kind", "") != "word":
+        return False  # 2>&1, a heredoc: no file
+    _substitutions(target, source, parts)
+    if op not in _WRITES:
+        return False
+    value = _value(target, source)
+    if op == ">&" and value is not None and (value.isdigit() or value == "-"):
+        return False
+    return value not in _HARMLESS_TARGETS
+
+
+def _unwrap(words: list[str | None]) -> tuple[str | None, ...]:
+    """The command wrappers run (``sudo -u x env A=1 nice -n 5 /bin/rm f`` -> ``rm f``)."""
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word is None:
+            break
+        name = os.path.basename(word)
+        if name not in _WRAPPERS:
+            break
+        value_opts = _WRAPPERS[name]
+        i += 1
+        while (
+            i < len(words)
+            and (w := words[i]) is not None
+            and (w.startswith("-") or (name == "env" and "=" in w))
+        ):
+            i += 2 if w in value_opts else 1
+            if w == "--":
+                break
+        if name in _WRAPPER_SKIPS_OPERAND and i < len(words):
+            i += 1
+    rest = list(words[i:])
+    if rest and rest[0] is not None:
+        rest[0] = os.path.basename(rest[0])
+    return tuple(rest)
+
+
+def _command(node: Any, source: str, parts: list[CommandPart]) -> None:
+    words: list[str | None] = []
+    clean = True
+    for part in node.parts:
+        kind = getattr(part, "kind", "")
+        if kind == "word":
+            _substitutions(part, source, parts)
+            words.append(_value(part, source))
+        elif kind == "assignment":
+            _substitutions(part, source, parts)
+            clean = False
+        elif kind == "redirect":
+            if getattr(part, "heredoc", None) is not None:
+                continue
+            if _redirect(part, source, parts):
+                clean = False
+    if words or not clean:
+        # a bare ``> file`` or ``X=1`` runs no program but changes something: no rule allows it
+        inner = _unwrap(words)
+        parts.append(CommandPart(tuple(words), clean, inner if inner != words else ()))
+    if len(parts) > MAX_PARTS:
+        raise _Unanalysable("too many commands")
