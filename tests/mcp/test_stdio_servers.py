@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
 from tests.helpers.mcp_servers import PNG_1X1, stdio_server, wait_for
+from turnstone_tui.mcp.config import ServerConfig
 from turnstone_tui.mcp.manager import McpEvent, ServerState
 
 pytestmark = pytest.mark.timeout(90)
@@ -367,3 +370,21 @@ async def test_the_catalogue_lists_the_first_50_resources_and_30_prompts(make_ma
     prompts = catalog.split("<mcp-prompts>\n")[1].split("</mcp-prompts>")[0].splitlines()
     assert len(resources) == 51 and resources[-1] == f"  ({len(status.resources) - 50} more not listed)"
     assert len(prompts) == 31 and prompts[-1] == f"  ({len(status.prompts) - 30} more not listed)"
+
+
+TOOLS_ONLY = Path(__file__).resolve().parents[1] / "helpers" / "mcp_servers" / "tools_only_server.py"
+
+
+async def test_a_server_without_resources_or_prompts_is_not_asked_for_them(make_manager) -> None:
+    """Capability guards: a server that declares tools only (the SDK's low-level Server answers any
+    other list with 'method not found', which would fail the connection) contributes no resources
+    or prompts, and its tools work."""
+    manager = make_manager([ServerConfig("bare", "stdio", command=sys.executable, args=(str(TOOLS_ONLY),))])
+    await manager.start()
+    await manager.wait_ready(60)
+    status = manager.status("bare")
+    assert status is not None and status.state is ServerState.CONNECTED, status
+    assert status.resources == [] and status.prompts == []
+    assert [t.qualified_name for t in status.tools] == ["mcp__bare__ping"]
+    assert (await manager.call_tool("mcp__bare__ping", {})).text == "pong"
+    assert manager.system_catalog() == ""
