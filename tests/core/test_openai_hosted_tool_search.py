@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from openai.types.responses import ResponseStreamEvent
+from openai.types.responses import ResponseInputParam, ResponseStreamEvent, ToolParam
+from pydantic import TypeAdapter
 
 from tests.helpers.mcp_servers import stdio_server
 from tests.helpers.model_server import (
@@ -91,6 +92,12 @@ def canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
 
 
+def assert_sdk_request_shapes(body: dict[str, Any]) -> None:
+    """The request's input items and tools validate as the SDK's own parameter types."""
+    TypeAdapter(ResponseInputParam).validate_python(body["input"], strict=True)
+    TypeAdapter(list[ToolParam]).validate_python(body.get("tools", []), strict=True)
+
+
 def test_the_scripted_stream_is_the_sdks_wire_format() -> None:
     """Every event the scripted server sends validates strictly as the SDK's own event type."""
     members = typing.get_args(typing.get_args(ResponseStreamEvent)[0])
@@ -141,6 +148,7 @@ async def test_provider_streams_the_responses_api(model_server: ScriptedModelSer
     recorded = model_server.model_requests()[0]
     assert recorded.path == "/v1/responses"
     body = recorded.body
+    assert_sdk_request_shapes(body)
     assert body["stream"] is True and body["store"] is False and body["max_output_tokens"] == 500
     assert body["include"] == ["reasoning.encrypted_content"]
     assert body["input"] == [
@@ -171,6 +179,52 @@ async def test_provider_streams_the_responses_api(model_server: ScriptedModelSer
     assert kept.provider == "openai-responses"
     assert canonical(kept.blocks) == canonical(responses_output(reply, body, 1))
     assert events[-1] == StreamDone("tool_calls")
+
+
+async def test_history_from_chat_completions_shape_becomes_responses_input(
+    model_server: ScriptedModelServer,
+) -> None:
+    """A conversation that started on Chat Completions (no kept items) is sent as Responses input:
+    user images as input_image, the calls as function_call items, tool results (with images) as
+    function_call_output; engine-only keys do not leak."""
+    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
+    call = {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "read_file", "arguments": '{"path": "a.png"}'},
+    }
+    messages = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": [{"type": "text", "text": "what is this?"}, image]},
+        {"role": "assistant", "content": "Let me look.", "reasoning": "hm", "tool_calls": [call]},
+        {
+            "role": "tool",
+            "tool_call_id": "c1",
+            "name": "read_file",
+            "content": [{"type": "text", "text": "a.png"}, image],
+            "is_error": False,
+        },
+        {"role": "tool", "tool_call_id": "c2", "name": "bash", "content": "", "is_error": True},
+    ]
+    model_server.script([Reply.text("A cat.")])
+    provider = OpenAIProvider(model_server.openai_base_url, "k", "gpt-5.4")
+    events = await collect(provider, ModelRequest(messages=messages, deferred_tools=[ECHO_SCHEMA]))
+    await provider.aclose()
+    assert events[-1] == StreamDone("stop")
+    assert_sdk_request_shapes(model_server.model_requests()[0].body)
+    png = {"type": "input_image", "image_url": "data:image/png;base64,iVBORw0KGgo=", "detail": "auto"}
+    assert model_server.model_requests()[0].body["input"] == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": [{"type": "input_text", "text": "what is this?"}, png]},
+        {"role": "assistant", "content": "Let me look."},
+        {"type": "function_call", "call_id": "c1", "name": "read_file", "arguments": '{"path": "a.png"}'},
+        {
+            "type": "function_call_output",
+            "call_id": "c1",
+            "output": [{"type": "input_text", "text": "a.png"}, png],
+        },
+        {"type": "function_call_output", "call_id": "c2", "output": "(no output)"},
+    ]
 
 
 async def test_provider_reports_errors_and_cut_streams(model_server: ScriptedModelServer) -> None:
@@ -210,6 +264,8 @@ async def test_hosted_search_round_trip_and_expansion(
         first_request, second_request = model_server.model_requests()
         assert first_request.path == second_request.path == "/v1/responses"
         first, second = first_request.body, second_request.body
+        assert_sdk_request_shapes(first)
+        assert_sdk_request_shapes(second)  # the kept items too
 
         # The request: the hosted search tool, every MCP tool deferred, built-ins loaded, no
         # client-side tool_search function.
