@@ -333,3 +333,21 @@ async def test_two_instances_share_a_rotating_refresh_token(
     grants = [e for e in oauth_servers.events("token") if e["grant"] == "refresh_token"]
     assert [e.get("error") for e in grants] == [None, "invalid_grant"]
     assert len(oauth_servers.events("authorize")) == 1
+
+
+async def test_client_id_metadata_document_before_dynamic_registration(make_manager, tmp_path: Path) -> None:
+    """The server supports both: the configured Client ID Metadata Document URL is the client_id and
+    nothing is registered (the spec's order: pre-registered, then CIMD, then dynamic registration)."""
+    servers = OAuthServers("--cimd")
+    document = "https://turnstone.example/oauth/client.json"
+    try:
+        manager, _, report = await _logged_in(make_manager, servers, tmp_path, client_metadata_url=document)
+        assert report.endswith("connected: 2 tools"), report
+        assert servers.events("register") == []
+        (authorize,) = servers.events("authorize")
+        assert authorize["client_id"] == document and authorize["code_challenge_method"] == "S256"
+        (token,) = servers.events("token")
+        assert token["auth"] == "none" and token["pkce"] is True
+        assert (await manager.call_tool("mcp__secure__whoami", {})).text == f"protected hello to {document}"
+    finally:
+        servers.stop()

@@ -409,6 +409,8 @@ class McpPanel(Vertical, can_focus=False):
         state = _state(status)
         style = {"connected": "$text-success", "failed": "$text-error"}.get(state, "$text-muted")
         parts: list[tuple[str, str] | str] = [(str(name), "bold"), " ", (state, style)]
+        if getattr(status, "needs_login", False):  # before the long challenge, which may be cut
+            parts.append(("  · l to log in", "bold $text-warning"))
         if status.error:
             parts.append(("\n" + status.error, "$text-error"))
         if status.target:
@@ -417,8 +419,7 @@ class McpPanel(Vertical, can_focus=False):
             parts.append((f"\n⟳ {progress.tool} {progress.describe()}", "$text-accent"))
         if status.log_count:
             parts.append((f"\n{status.log_count} log messages · v to view", "$text-muted"))
-        if getattr(status, "needs_login", False):
-            parts.append(("\nl to log in (in the browser)", "$text-warning"))
+
         self._detail.update(Content.assemble(*parts))
         self._detail.display = True
 

@@ -2,7 +2,7 @@
 
 Run as a script: ``python oauth_servers.py --as-port A --rs-port R [--token-ttl S] [--no-dcr]
 [--client-id ID --client-secret S --client-auth-method M] [--auth-methods none,client_secret_basic,...]
-[--grantable mcp:read,...]``.
+[--grantable mcp:read,...] [--cimd]``.
 
 The authorization server (Starlette) publishes RFC 8414 metadata, registers clients (RFC 7591),
 authorizes without asking anyone (the test follows the authorize URL with httpx, as a browser
@@ -51,6 +51,7 @@ class AuthState:
         self, issuer: str, resource: str, ttl: int, methods: list[str], dcr: bool, grantable: list[str]
     ) -> None:
         self.grantable = grantable  # scopes this server ever grants (a step-up past them fails)
+        self.cimd = False  # Client ID Metadata Documents: an https client_id is accepted
         self.issuer = issuer
         self.resource = resource
         self.ttl = ttl
@@ -101,6 +102,8 @@ def authorization_server(state: AuthState) -> Starlette:
         }
         if state.dcr:
             body["registration_endpoint"] = f"{state.issuer}/register"
+        if state.cimd:
+            body["client_id_metadata_document_supported"] = True
         state.events.append({"event": "metadata"})
         return JSONResponse(body)
 
@@ -123,9 +126,16 @@ def authorization_server(state: AuthState) -> Starlette:
         state.events.append({"event": "register", "client_id": client_id, "auth_method": method})
         return JSONResponse(body, status_code=201)
 
+    def cimd_client(client_id: str) -> dict[str, Any] | None:
+        """A client known by its metadata document URL. A real server fetches the document (it
+        names the redirect URIs); this one runs offline, so it takes loopback redirects on trust."""
+        if not state.cimd or not client_id.startswith("https://"):
+            return None
+        return {"redirect_uris": ["http://127.0.0.1/callback"], "auth_method": "none", "secret": None}
+
     async def authorize(request: Request) -> Response:
         q = dict(request.query_params)
-        client = state.clients.get(q.get("client_id", ""))
+        client = state.clients.get(q.get("client_id", "")) or cimd_client(q.get("client_id", ""))
         state.events.append({"event": "authorize", **{k: v for k, v in q.items() if k != "state"}})
         if client is None:
             return _error("invalid_client", "unknown client")
@@ -169,7 +179,7 @@ def authorization_server(state: AuthState) -> Starlette:
             client_id, secret, how = form.get("client_id", ""), form["client_secret"], "client_secret_post"
         else:
             client_id, secret, how = form.get("client_id", ""), "", "none"
-        client = state.clients.get(client_id)
+        client = state.clients.get(client_id) or cimd_client(client_id)
         if client is None:
             return _error("invalid_client", "unknown client", 401)
         if how != client["auth_method"] or (client["secret"] is not None and secret != client["secret"]):
@@ -378,6 +388,7 @@ async def serve(args: argparse.Namespace) -> None:
         not args.no_dcr,
         args.grantable.split(","),
     )
+    state.cimd = args.cimd
     if args.client_id:
         state.clients[args.client_id] = {
             "redirect_uris": ["http://127.0.0.1/callback"],
@@ -402,6 +413,7 @@ def main() -> None:
     p.add_argument("--no-dcr", action="store_true")
     p.add_argument("--auth-methods", default="none,client_secret_basic,client_secret_post")
     p.add_argument("--grantable", default=",".join(SCOPES))
+    p.add_argument("--cimd", action="store_true", help="advertise Client ID Metadata Document support")
     p.add_argument("--client-id", default="")
     p.add_argument("--client-secret", default="")
     p.add_argument("--client-auth-method", default="client_secret_basic")
