@@ -15,9 +15,10 @@ from tests.app.helpers import wait_until
 from turnstone_tui.core.outcomes import cancelled_result, denied_result
 from turnstone_tui.core.types import ExecContext, PreparedItem, ProcessOutcome, ToolResult
 from turnstone_tui.executors.bash import run_bash
-from turnstone_tui.widgets import clock
+from turnstone_tui.widgets import clock, pane_grid
+from turnstone_tui.widgets import ticker as ticker_module
 from turnstone_tui.widgets.bash_pane import BashPane, OutputLog, bash_outcome
-from turnstone_tui.widgets.pane_grid import ParallelPanes
+from turnstone_tui.widgets.pane_grid import FLUSH_INTERVAL, ParallelPanes
 from turnstone_tui.widgets.tool_card import ToolCard
 
 pytestmark = pytest.mark.timeout(60)
@@ -326,3 +327,46 @@ async def test_card_for_a_failed_preparation_shows_the_error() -> None:
         card = app.query_one(ToolCard)
         assert card.status == "error"
         assert "'path' is required" in str(card.query_one(".tool-card--summary").render())
+
+
+async def test_output_waits_while_the_user_types_and_then_shows_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Output that arrives while the user types is held back (the keys' frames go first), then
+    shown whole once typing pauses."""
+    monkeypatch.setattr(pane_grid, "INPUT_HOLD", 30.0)  # (a hold no slow machine outlasts)
+    monkeypatch.setattr(pane_grid, "MAX_INPUT_HOLD", 60.0)
+    app = PanesHarness()
+    async with app.run_test(size=(100, 30)) as pilot:
+        panes = app.panes
+        pane = panes.start("c1", "seq 1 3")
+        await pilot.pause()
+        panes.yield_to_input()
+        panes.write_lines("c1", ["1", "2", "3"])
+        await pilot.pause(FLUSH_INTERVAL * 6)
+        assert pane.lines == []  # held while the user types
+        monkeypatch.setattr(pane_grid, "INPUT_HOLD", 0.0)
+        panes.yield_to_input()  # the last key: the hold ends now
+        await wait_until(pilot, lambda: pane.lines == ["1", "2", "3"], 10, "the held output")
+
+
+async def test_spinners_of_panes_and_cards_turn_on_one_tick() -> None:
+    """Every running pane's spinner shows the same frame whenever the screen is drawn: one tick
+    for all of them (they no longer repaint in different frames)."""
+    app = PanesHarness()
+    async with app.run_test(size=(100, 30)) as pilot:
+        panes = [app.panes.start(f"c{n}", f"sleep {n}") for n in range(4)]
+        await pilot.pause()
+        ticker = ticker_module._TICKERS[app]
+        assert len(ticker._subscriptions) == 4 and ticker._timer is not None
+        frames: set[str] = set()
+        for _ in range(8):
+            await pilot.pause(0.07)
+            shown = {str(p.query_one(".bash-pane--status").render()).split()[0] for p in panes}
+            assert len(shown) == 1, shown
+            frames |= shown
+        assert len(frames) > 1  # and they do turn
+        for n in range(len(panes)):
+            app.panes.finish(f"c{n}", cancelled_result())
+        await pilot.pause()
+        assert ticker._timer is None  # nothing running: no tick

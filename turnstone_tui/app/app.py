@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App
 from textual.binding import Binding
 from textual.reactive import var
@@ -151,6 +151,12 @@ class TurnstoneApp(App[None]):
 
     def on_mount(self) -> None:
         self.bridge.bind_loop(asyncio.get_running_loop())
+
+    async def on_event(self, event: events.Event) -> None:
+        # Every key reaches the app first: output waiting for the panes lets the key's frame go first.
+        if isinstance(event, (events.Key, events.Paste)) and self.main.is_attached:
+            self.main.panes.yield_to_input()
+        await super().on_event(event)
 
     @on(MainScreen.Ready)
     def _on_layout_ready(self) -> None:

@@ -305,8 +305,7 @@ class ToolPipeline:
         def emit_lines(lines: list[str], stream: OutputStream) -> None:
             if not lines:
                 return
-            text = "\n".join(lines)
-            if clean_text(text) is not text:  # (one scan of the batch; a fix is rare)
+            if not all(map(str.isascii, lines)):  # (a flag on each str: ASCII needs no scan)
                 lines = [clean_text(line) for line in lines]
             try:
                 ui.on_tool_output(call_id, lines, stream)

@@ -20,6 +20,7 @@ import contextlib
 import errno
 import os
 import signal
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,34 @@ LINE_CAP = 65536  # characters of one output line that are kept; the rest of the
 TERM_GRACE = 2.0  # seconds between SIGTERM and SIGKILL on timeout / cancellation
 EXIT_POLL = 0.1  # seconds between return-code checks while pipes are still open
 PIPE_GRACE = 2.0  # seconds to keep reading after the main process exited (background children)
+
+
+class OutputPacer:
+    """Shares the event loop between command output and everything else on it (keys, frames).
+
+    Every pump of every running command reports the loop time it spent on a chunk; once they
+    together used ``allowance`` seconds of the current ``window``, each pump that reports more
+    sleeps until the next window. Output is then read no faster than that share of the loop can
+    handle: the pipe fills, the command blocks on its writes (using no CPU meanwhile), and a flood
+    of output never keeps a key press waiting for more than about one window. Output that fits in
+    the allowance (most commands) is not slowed at all."""
+
+    def __init__(self, window: float = 1 / 60, allowance: float = 0.004) -> None:
+        self.window = window
+        self.allowance = allowance
+        self._window_start = 0.0
+        self._used = 0.0
+
+    async def spent(self, seconds: float) -> None:
+        now = time.monotonic()
+        if now - self._window_start >= self.window:
+            self._window_start, self._used = now, 0.0
+        self._used += seconds
+        if self._used >= self.allowance:
+            await asyncio.sleep(max(0.0, self._window_start + self.window - now))
+
+
+PACER = OutputPacer()
 
 
 class LineSink(Protocol):
@@ -148,10 +177,12 @@ async def _pump(stream: asyncio.StreamReader | None, sink: LineSink | None) -> N
     decode = codecs.getincrementaldecoder("utf-8")("replace").decode
     pending = _LongLine()
     read = stream.read
+    clock = time.perf_counter
     while True:
         data = await read(READ_CHUNK)
         if not data:
             break
+        started = clock()
         text = decode(data)
         cut = text.rfind("\n")
         if cut < 0:
@@ -166,6 +197,7 @@ async def _pump(stream: asyncio.StreamReader | None, sink: LineSink | None) -> N
         pending.add(text[cut + 1 :])
         if sink is not None:
             sink.feed(complete)
+        await PACER.spent(clock() - started)
     tail = decode(b"", True)
     if (pending or tail) and sink is not None:
         sink.feed(pending.take(tail))

@@ -22,13 +22,13 @@ from textual.highlight import highlight
 from textual.scroll_view import ScrollView
 from textual.selection import Selection
 from textual.strip import Strip
-from textual.timer import Timer
 from textual.widgets import Static
 
 from ..core.outcomes import STATUS_LABELS
 from ..core.types import OutputStream, ToolResult, ToolStatus
 from . import clock
 from .tick_label import TickLabel
+from .ticker import Subscription, on_tick
 
 MAX_LINE_CHARS = 4000
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
@@ -350,7 +350,7 @@ class BashPane(Vertical):
         self.log_view = OutputLog(max_lines=max_lines)
         self._command_label = Static(command_content(command), classes="bash-pane--command", markup=False)
         self._status_label = TickLabel("", classes="bash-pane--status", markup=False)
-        self._ticker: Timer | None = None
+        self._ticker: Subscription | None = None
 
     def compose(self) -> ComposeResult:
         with Horizontal(classes="bash-pane--header"):
@@ -361,7 +361,7 @@ class BashPane(Vertical):
     def on_mount(self) -> None:
         self._render_status()
         if self.finished_at is None:
-            self._ticker = self.set_interval(1 / clock.SPINNER_FPS, self._render_status)
+            self._ticker = on_tick(self, self._render_status)
 
     @property
     def running(self) -> bool:

@@ -13,13 +13,22 @@ SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 SPINNER_FPS = 10.0
 
 _frozen_at: float | None = None
+_tick_at: float | None = None
 
 
 def now() -> float:
-    """Seconds on a monotonic clock, or the frozen time."""
+    """Seconds on a monotonic clock, or the frozen time (or, during a tick, the tick's time)."""
     if _frozen_at is not None:
         return _frozen_at
+    if _tick_at is not None:
+        return _tick_at
     return time.monotonic()
+
+
+def hold_tick(t: float | None) -> None:
+    """While one tick updates every spinner, they all read the tick's time ``t`` (``None`` ends it)."""
+    global _tick_at
+    _tick_at = t
 
 
 def freeze(t: float | None) -> None:

@@ -4,10 +4,15 @@
 a second), so it only keeps a reference to the batch; a single timer flushes what is pending into
 the panes once per frame, and only the newest lines a pane keeps are ever looked at. Each pane is
 bounded, so a flood in one pane costs the others nothing.
+
+Input goes first: while the user types (``yield_to_input()``, called for every key), the flush waits,
+so the frame that shows a typed character is not also the frame that redraws four scrolling panes;
+the panes catch up once typing pauses, and at least every ``MAX_INPUT_HOLD`` seconds meanwhile.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 
 from textual.app import ComposeResult
@@ -20,6 +25,10 @@ from .bash_pane import BashPane, clean_line
 Chunk = tuple[Sequence[str], OutputStream]
 
 FLUSH_INTERVAL = 1 / 30
+INPUT_HOLD = 0.05
+"""Seconds after a key press during which output waits (the key's frame is drawn first)."""
+MAX_INPUT_HOLD = 0.25
+"""While the user keeps typing, the panes still update at least this often (seconds)."""
 MIN_ROWS_FOR_BORDERS = 9
 """A pane with fewer rows than this drops its border (header + output only)."""
 MIN_WIDTH_FOR_THREE_COLUMNS = 120
@@ -76,6 +85,8 @@ class ParallelPanes(Container):
         self._pending_skipped: dict[str, int] = {}
         self._flush_timer: Timer | None = None
         self._call_ids: tuple[str, ...] | None = None
+        self._input_until = 0.0
+        self._pending_since = 0.0  # when output began waiting for the next flush
 
     def compose(self) -> ComposeResult:
         return iter(())
@@ -159,6 +170,19 @@ class ParallelPanes(Container):
         self._relayout()
         return lines
 
+    def yield_to_input(self) -> None:
+        """A key was pressed: hold pending output back for ``INPUT_HOLD`` seconds."""
+        self._input_until = time.monotonic() + INPUT_HOLD
+
+    def _flush_due(self) -> None:
+        now = time.monotonic()
+        if now < self._input_until and now - self._pending_since < MAX_INPUT_HOLD:
+            self._flush_timer = None
+            if self.is_attached:  # looked at again next frame
+                self._flush_timer = self.set_timer(FLUSH_INTERVAL, self._flush_due, name="panes-flush")
+            return
+        self.flush()
+
     def flush(self) -> None:
         """Write every pending batch into its pane now."""
         if self._flush_timer is not None:
@@ -176,7 +200,8 @@ class ParallelPanes(Container):
     # --- internals ----------------------------------------------------------------------
     def _schedule_flush(self) -> None:
         if self._flush_timer is None and self.is_attached:
-            self._flush_timer = self.set_timer(FLUSH_INTERVAL, self.flush, name="panes-flush")
+            self._pending_since = time.monotonic()
+            self._flush_timer = self.set_timer(FLUSH_INTERVAL, self._flush_due, name="panes-flush")
 
     def _relayout(self) -> None:
         self._call_ids = None

@@ -14,6 +14,7 @@ from textual.widgets import Label
 from ..core.types import SessionState, StatusInfo
 from . import clock
 from .tick_label import TickLabel
+from .ticker import on_tick
 
 _STATE_LABELS: dict[SessionState, str] = {
     SessionState.IDLE: "idle",
@@ -62,7 +63,7 @@ class StatusBar(Horizontal):
     def on_mount(self) -> None:
         self._refresh_all()
         self._refresh_state()
-        self.set_interval(0.25, self._tick)
+        on_tick(self, self._tick)
 
     def _tick(self) -> None:
         if self.state in (SessionState.THINKING, SessionState.RUNNING) and not clock.is_frozen():

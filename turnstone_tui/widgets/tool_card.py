@@ -16,7 +16,6 @@ from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.message import Message
 from textual.reactive import reactive
-from textual.timer import Timer
 from textual.widgets import Static
 
 from ..core.outcomes import CANCELLED_BY_USER, STATUS_LABELS, cancelled_result
@@ -24,6 +23,7 @@ from ..core.types import PreparedItem, ToolResult, ToolStatus
 from . import clock
 from .bash_pane import OutputLog, bash_outcome, clean_line, plain_line
 from .tick_label import TickLabel
+from .ticker import Subscription, on_tick
 
 CardStatus = Literal["pending", "awaiting", "running", "ok", "warning", "error", "denied", "cancelled"]
 
@@ -137,7 +137,7 @@ class ToolCard(Vertical, can_focus=True):
         self._status_view = TickLabel("", classes="tool-card--status", markup=False)
         self._summary = Static("", classes="tool-card--summary", markup=False)
         self._output = OutputLog(max_lines=EXPANDED_MAX_LINES)
-        self._ticker: Timer | None = None
+        self._ticker: Subscription | None = None
         if item.error:
             self._finish("error", "error", ToolResult(item.error, is_error=True), None)
 
@@ -176,7 +176,7 @@ class ToolCard(Vertical, can_focus=True):
         self.status = "running"
         self.started_at = clock.now()
         if self.is_mounted and self._ticker is None:
-            self._ticker = self.set_interval(1 / clock.SPINNER_FPS, self._refresh_status)
+            self._ticker = on_tick(self, self._refresh_status)
         self._refresh_view()
 
     def set_progress(self, text: str) -> None:
