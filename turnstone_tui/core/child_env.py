@@ -12,14 +12,17 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ..sandbox import SandboxPolicy, child_env
+from ..sandbox import RunPlan, SandboxPolicy, child_env, plan
 from ..sandbox.lifetime import child_marker, ensure_guardian_async
 from ..sandbox.policy import describe
 
 __all__ = [
+    "RunPlan",
+    "SandboxPolicy",
     "child_marker",
     "ensure_guardian_async",
     "is_secret_env_name",
+    "plan",
     "sandbox_label",
     "sandbox_policy",
     "scrubbed_env",

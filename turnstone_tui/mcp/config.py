@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from ..config import Config, ConfigError
+from ..core.child_env import SandboxPolicy, sandbox_policy
 from .auth.settings import DEFAULT as OAUTH_DEFAULT
 from .auth.settings import OAuthSettings
 from .transports import TRANSPORTS, transport_for_type
@@ -53,6 +54,9 @@ class ServerConfig:
     # "auto": probe the draft protocol with server/discover, fall back to the handshake.
     protocol: Protocol = "legacy"
     log_level: str = ""  # logging/setLevel after connecting ("" = [mcp] log_level)
+    # stdio servers: "sandbox": true runs the server in the OS sandbox ([sandbox] profile, bubblewrap)
+    sandbox: bool = False
+    sandbox_policy: SandboxPolicy | None = None  # the [sandbox] settings it runs under
     source: str = ""  # where it was defined, for messages
     invalid: str = ""  # why this entry cannot be used (the server is shown failed, the others run)
 
@@ -176,4 +180,5 @@ def load_server_configs(cfg: Config, mcp_config_path: str | None) -> dict[str, S
     json_path = mcp_config_path or cfg.mcp.config_path
     if json_path:
         out.update(load_json_servers(json_path))
-    return out
+    policy = sandbox_policy(cfg)
+    return {name: replace(s, sandbox_policy=policy) if s.sandbox else s for name, s in out.items()}

@@ -6,13 +6,16 @@ Adding a transport: a class with the ``McpTransport`` members below and one entr
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import os
+import shutil
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Protocol
 
 from ..config import ConfigError
-from ..core.child_env import child_marker, ensure_guardian_async, scrubbed_env
+from ..core.child_env import SandboxPolicy, child_marker, ensure_guardian_async, plan, scrubbed_env
 from .auth.settings import parse_oauth
 
 if TYPE_CHECKING:
@@ -85,7 +88,7 @@ class StdioTransport:
     name = "stdio"
     label = "a stdio server"
     type_names = frozenset({"stdio"})
-    keys = _COMMON_KEYS | {"command", "args", "env", "cwd"}
+    keys = _COMMON_KEYS | {"command", "args", "env", "cwd", "sandbox"}
     closed_reason = "the server process exited"
     keeps_stderr = True
 
@@ -97,7 +100,11 @@ class StdioTransport:
         if not command.strip():
             raise ConfigError(f'{where}: a stdio server needs a command (or type = "http" and a url)')
         cwd = table.get("cwd")
+        sandbox = table.get("sandbox", False)
+        if not isinstance(sandbox, bool):
+            raise ConfigError(f"{where}.sandbox: expected true or false, got {sandbox!r}")
         return {
+            "sandbox": sandbox,
             "command": command,
             "args": _str_list(table.get("args", []), f"{where}.args"),
             "env": _str_dict(table.get("env", {}), f"{where}.env"),
@@ -120,9 +127,12 @@ class StdioTransport:
         from mcp.client.stdio import stdio_client
 
         await ensure_guardian_async()  # the server (and what it starts) dies with the agent
+        argv = [config.command, *config.args]
+        if config.sandbox:
+            argv = await sandboxed_argv(config)
         params = StdioServerParameters(
-            command=config.command,
-            args=list(config.args),
+            command=argv[0],
+            args=argv[1:],
             env={**scrubbed_env(config.env), **child_marker()},
             cwd=config.cwd,
             encoding_error_handler="replace",
@@ -130,6 +140,27 @@ class StdioTransport:
         assert errlog is not None
         async with stdio_client(params, errlog=errlog) as streams:
             yield streams
+
+
+class SandboxUnavailable(RuntimeError):
+    """A server that asks for the sandbox where it cannot run: it is not started unconfined."""
+
+
+async def sandboxed_argv(config: ServerConfig) -> list[str]:
+    """The server's command inside bubblewrap with the [sandbox] profile: the filesystem read-only
+    but its working directory (and [sandbox] writable), a private /tmp and PID namespace, the network
+    as [sandbox] network says. With [sandbox] mode = "off" it runs as configured, unconfined; where
+    bubblewrap cannot run it is not started (SandboxUnavailable says why)."""
+    policy = config.sandbox_policy or SandboxPolicy()
+    cwd = Path(config.cwd or os.getcwd())
+    argv = [config.command, *config.args]
+    found = shutil.which(config.command)
+    # the program and the files it names stay visible even when they live under /tmp
+    readable = [Path(p) for p in [found or config.command, *config.args] if os.path.isabs(p)]
+    run_plan = await asyncio.to_thread(plan, policy, argv, cwd=cwd, readable=readable)
+    if not run_plan.sandboxed and policy.mode != "off":
+        raise SandboxUnavailable(f"the sandbox it asks for cannot run ({run_plan.note})")
+    return run_plan.argv
 
 
 class HttpTransport:
