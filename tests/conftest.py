@@ -1,10 +1,11 @@
-"""Shared fixtures for every part's tests: the scripted model server."""
+"""Shared fixtures for every part's tests: the scripted model server, the OAuth test servers."""
 
 from __future__ import annotations
 
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -15,6 +16,9 @@ if str(_ROOT) not in sys.path:  # make `tests.helpers` importable however pytest
 import traceback  # noqa: E402
 
 from tests.helpers.model_server import ScriptedModelServer  # noqa: E402
+
+if TYPE_CHECKING:
+    from tests.helpers.mcp_servers import OAuthServers
 
 # CPython 3.11 keeps the AST constructor's recursion counter per interpreter, not per thread: two
 # threads building AST objects at once (3.11's traceback module calls ast.parse for every frame it
@@ -44,3 +48,15 @@ def model_server() -> Iterator[ScriptedModelServer]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def oauth_servers() -> Iterator[OAuthServers]:
+    """The OAuth test authorization server and the MCP server it protects (started, on 127.0.0.1)."""
+    from tests.helpers.mcp_servers import OAuthServers
+
+    servers = OAuthServers()
+    try:
+        yield servers
+    finally:
+        servers.stop()

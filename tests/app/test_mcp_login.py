@@ -5,7 +5,7 @@ a function that follows the URL with httpx, as a browser would (to the app's loo
 from __future__ import annotations
 
 import webbrowser
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
@@ -23,15 +23,6 @@ from turnstone_tui.widgets.chat_messages import InfoMessage
 from turnstone_tui.widgets.mcp_panel import McpPanel
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture
-def oauth_servers() -> Iterator[OAuthServers]:
-    servers = OAuthServers()
-    try:
-        yield servers
-    finally:
-        servers.stop()
 
 
 class Browser:

@@ -12,7 +12,6 @@ import json
 import logging
 import stat
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,15 +22,6 @@ from turnstone_tui.mcp.auth.store import TokenStore
 from turnstone_tui.mcp.manager import ServerState
 
 pytestmark = pytest.mark.timeout(120)
-
-
-@pytest.fixture
-def oauth_servers() -> Iterator[OAuthServers]:
-    servers = OAuthServers()
-    try:
-        yield servers
-    finally:
-        servers.stop()
 
 
 class Browser:

@@ -7,7 +7,6 @@ import os
 import stat
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -18,15 +17,6 @@ from tests.helpers.mcp_servers import OAuthServers
 pytestmark = pytest.mark.timeout(120)
 
 FOLLOW = Path(__file__).resolve().parents[1] / "helpers" / "follow_url.py"
-
-
-@pytest.fixture
-def oauth_servers() -> Iterator[OAuthServers]:
-    servers = OAuthServers()
-    try:
-        yield servers
-    finally:
-        servers.stop()
 
 
 def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
