@@ -107,3 +107,16 @@ def test_env_and_cli_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 def test_missing_explicit_config_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="not found"):
         load_config(tmp_path / "nope.toml")
+
+
+def test_tool_search_flags_override_the_config(tmp_path: Path) -> None:
+    cfg = load_config(
+        write(tmp_path, '[tools]\nsearch = "off"\nsearch_threshold = 20\nsearch_max_results = 5')
+    )
+    args = build_parser().parse_args(
+        ["--tool-search", "on", "--tool-search-threshold", "7", "--tool-search-max-results", "3"]
+    )
+    cfg = apply_cli(cfg, args)
+    assert (cfg.tools.search, cfg.tools.search_threshold, cfg.tools.search_max_results) == ("on", 7, 3)
+    with pytest.raises(ConfigError, match="--tool-search-threshold: must be positive"):
+        apply_cli(cfg, build_parser().parse_args(["--tool-search-threshold", "0"]))
