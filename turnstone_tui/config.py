@@ -115,7 +115,9 @@ class NotifyConfig:
 class UiConfig:
     theme: str = ""
     max_pane_lines: int = 5000  # lines kept per bash pane
-    max_chat_widgets: int = 400  # older chat widgets are pruned
+    max_chat_widgets: int = (
+        400  # at most this many chat entries mounted (older ones come back on scrolling up)
+    )
 
 
 @dataclass

@@ -210,7 +210,7 @@ class TurnstoneApp(App[None]):
         if banner:
             await self.chat.add_info(banner)
         if session_id and replay and self.session.messages:
-            await replay_messages(self.chat, self.session.messages, limit=self.chat.max_widgets // 2)
+            await replay_messages(self.chat, self.session.messages)
             for message in self.session.messages:
                 if (
                     message.get("role") == "user"

@@ -7,11 +7,13 @@ they looked when the conversation ran, not as bare one-liners.
 from __future__ import annotations
 
 import json
+from functools import partial
 from typing import Any
 
 from ..core.mentions import strip_attachments
 from ..core.outcomes import NOT_STORED_TEXT
 from ..core.types import PreparedItem, ProcessOutcome, ToolResult, ToolStatus
+from ..widgets.chat_history import Revive
 from ..widgets.chat_messages import AssistantMessage, InfoMessage, UserMessage
 from ..widgets.chat_view import ChatView
 from ..widgets.tool_card import ToolCard
@@ -69,29 +71,43 @@ def _text_of(content: Any) -> str:
     return ""
 
 
-async def replay_messages(chat: ChatView, messages: list[dict[str, Any]], *, limit: int = 200) -> None:
-    """Mount the last ``limit`` widgets' worth of ``messages`` (user, answers, tool calls)."""
+RECENT_ENTRIES = 8
+"""Entries of a resumed conversation mounted at once (the last screenful); the older ones are
+mounted when the view scrolls up to them."""
+
+
+def replay_entries(messages: list[dict[str, Any]]) -> list[Revive]:
+    """How to build each entry of a stored conversation (user, answers, tool calls), oldest first:
+    no widget is made until it is shown."""
     results = {m.get("tool_call_id"): m for m in messages if m.get("role") == "tool"}
-    widgets = []
+    entries: list[Revive] = []
     for message in messages:
         role = message.get("role")
-        if role == "user" and message.get("kind") == "mcp_resource_update":
-            widgets.append(InfoMessage("Changed MCP resources were sent to the model."))
-        elif role == "user":
+        if role == "user":
             text, attached = strip_attachments(_text_of(message.get("content")))
             if text:
-                widgets.append(UserMessage(text))
+                entries.append(partial(UserMessage, text))
             if attached:
-                widgets.append(InfoMessage("Attached: " + ", ".join(attached)))
+                entries.append(partial(InfoMessage, "Attached: " + ", ".join(attached)))
         elif role == "assistant":
             text = _text_of(message.get("content"))
             if text.strip():
-                widgets.append(AssistantMessage(text, finished=True))
+                entries.append(partial(AssistantMessage, text, finished=True))
             for call in message.get("tool_calls") or []:
-                widgets.append(_replayed_card(call, results.get(call.get("id"))))
-    skipped = len(widgets) - limit
-    if skipped > 0:
-        widgets = [InfoMessage(f"… {skipped} earlier items not shown")] + widgets[skipped:]
-    if widgets:
-        await chat.add(*widgets)
-        await chat.add(InfoMessage("— resumed —", classes="-divider"))
+                entries.append(partial(_replayed_card, call, results.get(call.get("id"))))
+    return entries
+
+
+async def replay_messages(
+    chat: ChatView, messages: list[dict[str, Any]], *, recent: int = RECENT_ENTRIES
+) -> None:
+    """Show a resumed conversation: its last ``recent`` entries mounted now, the older ones held
+    by the chat and mounted as the view scrolls up to them."""
+    entries = replay_entries(messages)
+    if not entries:
+        return
+    older, latest = entries[:-recent], entries[-recent:]
+    if older:
+        chat.hold_older(older)
+    await chat.add(*(entry() for entry in latest))
+    await chat.add(InfoMessage("— resumed —", classes="-divider"))

@@ -35,6 +35,7 @@ class InfoMessage(Static):
     def __init__(self, text: str, *, markup: bool = False, classes: str | None = None) -> None:
         super().__init__(text if markup else Content(text), markup=markup, classes=classes)
         self.text = text
+        self.markup_text = markup
 
 
 class WelcomeMessage(InfoMessage):

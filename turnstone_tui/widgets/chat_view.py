@@ -1,9 +1,14 @@
 """The scrolling conversation: messages, streamed answers, reasoning and tool cards, in order.
 
-Bounded: once more than ``max_widgets`` children are mounted, the oldest are removed (in chunks,
-so pruning is rare), which keeps layout and memory flat in sessions that run all day. Long answers
-are columns of Markdown chunks; frozen chunks more than a screen away from the viewport are
-virtualised (kept as empty space of the same height), so a reflow touches only what is near.
+Bounded, and nothing is lost: while the view follows the end, finished entries more than
+``KEEP_ABOVE`` screens above it leave the DOM (and at most ``max_widgets`` entries stay mounted);
+they are kept as recipes (:mod:`.chat_history`) and mounted again, a few at a time, when the view
+scrolls up to within ``LOAD_MARGIN`` screens of the top. So each frame lays out about the same
+number of widgets at turn 300 as at turn 3. A resumed session mounts only its last entries the same
+way. Entries that appear or leave above the view do not move what is on screen: the first visible
+entry keeps its place (see ``arrange``). Long answers are columns of Markdown chunks; frozen chunks
+more than a screen away from the viewport are virtualised (kept as empty space of the same height),
+so a reflow touches only what is near.
 
 Following: the chat stays at the bottom as output arrives unless the user scrolled up. Textual's
 anchor does the following; this view adds what it lacks: a scroll request that leaves the view at
@@ -13,17 +18,20 @@ output below the view is reported (``BelowFold``) so the screen can show a "new 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from textual import events
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.geometry import Region, Size
+from textual.layout import DockArrangeResult
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Static
 
 from ..core.types import PreparedItem
+from .chat_history import OlderEntries, OlderMarker, Revive, revival
 from .chat_messages import (
     AssistantMessage,
     ErrorMessage,
@@ -37,6 +45,14 @@ from .tool_card import ToolCard
 
 # Frozen chunks within this many viewport heights above or below the view stay laid out.
 REACH = 0.5
+KEEP_ABOVE = 3
+"""Screens of finished entries kept mounted above the view while it follows the end."""
+LOAD_MARGIN = 1.5
+"""Older entries are mounted when the view comes within this many screens of the top."""
+LOAD_BATCH = 4
+"""Entries mounted per step when the view scrolls up to them."""
+TRIM_BATCH = 4
+"""Entries leave the DOM in groups of at least this many (one relayout for several)."""
 
 
 class NewOutputMarker(Static):
@@ -93,12 +109,19 @@ class ChatView(VerticalScroll, can_focus=True):
         self._follow_pending = False
         self._scrolled_away = False  # the user moved the view: no following until it is at the bottom
         self.unseen_output = False  # output arrived below the view since then
+        self._older = OlderEntries()
+        self._marker: OlderMarker | None = None
+        self._arrangement: DockArrangeResult | None = None
+        self._keep: tuple[Widget, int] | None = None
+        self._load_pending = False
+        self._trim_pending = False
 
     def watch_virtual_size(self, virtual_size: Size) -> None:
         """The content grew (a message mounted, an answer streamed): follow it once it overflows.
         (A Resize event is not sent when only the virtual size changes.)"""
         self._follow()
         self._schedule_virtualise()
+        self._schedule_load()
         if self._scrolled_away and self.scroll_y < self.max_scroll_y:
             self._set_unseen(True)
 
@@ -144,6 +167,7 @@ class ChatView(VerticalScroll, can_focus=True):
             for chunk in self._frozen_chunks:
                 chunk.width_changed()
         self._schedule_virtualise()
+        self._schedule_load()
 
     # --- virtualising long answers ------------------------------------------------------------
 
@@ -159,6 +183,8 @@ class ChatView(VerticalScroll, can_focus=True):
     def watch_scroll_y(self, old_value: float, new_value: float) -> None:
         super().watch_scroll_y(old_value, new_value)
         self._schedule_virtualise()
+        self._note_view_top()
+        self._schedule_load()
         if self._scrolled_away and new_value >= self.max_scroll_y:
             self._resume_following()  # back at the bottom (Textual re-anchored on this change)
 
@@ -225,23 +251,176 @@ class ChatView(VerticalScroll, can_focus=True):
     # --- adding widgets ---------------------------------------------------------------------
 
     async def add(self, *widgets: Widget) -> None:
-        """Mount widgets at the end, then prune the oldest past the bound."""
+        """Mount widgets at the end, then let the oldest leave the DOM past the bounds."""
         await self.mount_all(widgets)
         self._prune()
+        if not self._trim_pending:
+            self._trim_pending = True
+            self.call_after_refresh(self._trim_above)
+
+    @property
+    def entries(self) -> list[Widget]:
+        """The mounted entries, oldest first (without the marker for older ones)."""
+        return [child for child in self.children if child is not self._marker]
+
+    @property
+    def older_count(self) -> int:
+        """Entries above the mounted ones, out of the DOM until the view scrolls up to them."""
+        return len(self._older)
+
+    def _at_end(self) -> bool:
+        return self.max_scroll_y <= 0 or self.scroll_y >= self.max_scroll_y - 1
 
     def _prune(self) -> None:
-        children = list(self.children)
-        excess = len(children) - self.max_widgets
+        """At most ``max_widgets`` entries stay mounted (however the view is scrolled)."""
+        entries = self.entries
+        excess = len(entries) - self.max_widgets
         if excess <= 0:
             return
-        # Remove a little more than needed so pruning happens once per ~10% of growth.
-        excess += self.max_widgets // 10
+        # A little more than needed, so this happens once per ~10% of growth.
+        self._retire(entries[: excess + self.max_widgets // 10])
+
+    def _trim_above(self) -> None:
+        """While the view follows the end: finished entries more than ``KEEP_ABOVE`` screens
+        above it leave the DOM (in groups, so it happens once per few entries)."""
+        self._trim_pending = False
+        arrangement = self._arrangement
+        height = self.scrollable_content_region.height
+        if arrangement is None or height <= 0 or not self._at_end():
+            return
+        limit = self.scroll_y - KEEP_ABOVE * height
+        leaving: list[Widget] = []
+        for placement in arrangement.placements:
+            widget = placement.widget
+            if widget is self._marker:
+                continue
+            if placement.region.bottom >= limit or widget.parent is not self:
+                break
+            leaving.append(widget)
+        if len(leaving) >= TRIM_BATCH:
+            self._retire(leaving)
+
+    def _retire(self, widgets: Sequence[Widget]) -> None:
+        """Take the oldest ``widgets`` out of the DOM, keeping how to build them again. Stops at
+        the first one that is still changing (it and everything after it stay)."""
         keep = {self._assistant, self._reasoning}
-        doomed = [child for child in children[:excess] if child not in keep]
-        for widget in doomed:
+        revives: list[Revive] = []
+        leaving: list[Widget] = []
+        for widget in widgets:
+            revive = revival(widget) if widget not in keep else None
+            if revive is None:
+                break
+            revives.append(revive)
+            leaving.append(widget)
+        if not leaving:
+            return
+        self._capture_view_top()
+        for widget in leaving:
             if isinstance(widget, ToolCard):
                 self._cards.pop(widget.item.call_id, None)
-        self.remove_children(doomed)
+        self._older.add_newest(revives)
+        self.remove_children(leaving)
+        self._show_marker()
+
+    def hold_older(self, revives: Sequence[Revive]) -> None:
+        """Entries to show before whatever is added next (a resumed session's history), mounted
+        only when the view scrolls up to them; the entries mounted now (the welcome line) come
+        before them, so they are held too."""
+        self._retire(self.entries)
+        self._older.add_newest(revives)
+        self._show_marker()
+        self._schedule_load()
+
+    def _show_marker(self) -> None:
+        count = len(self._older)
+        if count and self._marker is None:
+            self._marker = OlderMarker()
+            self.mount(self._marker, before=0)
+        if self._marker is not None:
+            if count:
+                self._marker.show_count(count)
+            else:
+                marker, self._marker = self._marker, None
+                marker.remove()
+
+    # --- scrolling back ---------------------------------------------------------------------
+
+    def _schedule_load(self) -> None:
+        if self._older and not self._load_pending and self.is_mounted and self._near_top():
+            self._load_pending = True
+            self.call_after_refresh(self._load_older)
+
+    def _near_top(self) -> bool:
+        if self.scroll_y > self.scrollable_content_region.height * LOAD_MARGIN:
+            return False
+        # Following the end, the bound on mounted entries holds; scrolled back, it gives way.
+        return not self._at_end() or len(self.children) + LOAD_BATCH <= self.max_widgets
+
+    async def _load_older(self) -> None:
+        """Mount the newest held entries above the mounted ones; the view does not move."""
+        try:
+            if not self._older or not self._near_top() or not self.is_attached:
+                return
+            self._capture_view_top()
+            widgets = [revive() for revive in self._older.take_newest(LOAD_BATCH)]
+            for widget in widgets:
+                if isinstance(widget, ToolCard):
+                    self._cards.setdefault(widget.item.call_id, widget)
+            if self._marker is not None:
+                await self.mount_all(widgets, after=self._marker)
+            else:
+                await self.mount_all(widgets, before=0)
+            self._show_marker()
+        finally:
+            self._load_pending = False
+        self.call_after_refresh(self._schedule_load)  # still near the top: the next few
+
+    def _capture_view_top(self) -> None:
+        """Remember the first entry on screen and its distance from the top of the view, so a
+        change above it does not move it (see ``arrange``). Nothing to remember while the view
+        follows the end (Textual's anchor keeps the end in view)."""
+        self._keep = None
+        arrangement = self._arrangement
+        if arrangement is None or self._at_end():
+            return
+        top = round(self.scroll_y)
+        for placement in arrangement.placements:
+            if placement.region.bottom > top and placement.widget.parent is self:
+                self._keep = (placement.widget, placement.region.y - top)
+                return
+
+    def _note_view_top(self) -> None:
+        """The view moved: the entry to hold in place is the one now at its top."""
+        if self._keep is not None or self._older:
+            self._capture_view_top()
+
+    def arrange(self, size: Size, optimal: bool = False) -> DockArrangeResult:
+        """Lay out the entries, then scroll so the remembered entry stays where it was on screen
+        (entries mounted or removed above it, or growing as their Markdown settles, would move it).
+        Done here, during the layout, as Textual's anchor does, so no frame shows the jump."""
+        arrangement = super().arrange(size, optimal)
+        self._arrangement = arrangement
+        keep = self._keep
+        if keep is None or self._following_end():
+            return arrangement
+        widget, offset = keep
+        for placement in arrangement.placements:
+            if placement.widget is widget:
+                view = self.container_size.height - self.scrollbar_size_horizontal
+                bottom = arrangement.total_region.bottom
+                target = max(0, min(placement.region.y - offset, bottom - view))
+                if target != round(self.scroll_y):
+                    self.set_reactive(ChatView.scroll_y, float(target))
+                    self.set_reactive(ChatView.scroll_target_y, float(target))
+                    self.vertical_scrollbar._reactive_position = float(target)
+                break
+        else:
+            self._keep = None  # it left the DOM
+        return arrangement
+
+    def _following_end(self) -> bool:
+        # Textual's anchor is in force: the compositor scrolls to the end after arranging.
+        return self.is_anchored and not self._anchor_released
 
     async def add_welcome(self, text: str) -> None:
         await self.add(WelcomeMessage(text, markup=True))
@@ -324,6 +503,9 @@ class ChatView(VerticalScroll, can_focus=True):
         await self.end_message()
         self._cards.clear()
         self._frozen_chunks.clear()
+        self._older.clear()
+        self._marker = None
+        self._keep = None
         await self.remove_children()
 
     def set_raw(self, raw: bool) -> None:

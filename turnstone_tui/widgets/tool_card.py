@@ -193,6 +193,16 @@ class ToolCard(Vertical, can_focus=True):
         status, label = classify_result(self.item, result)
         self._finish(status, label, result, output_lines)
 
+    def rebuilt(self) -> ToolCard:
+        """A new card showing this finished call as it ended (the chat mounts it again when the
+        view scrolls back to it)."""
+        card = ToolCard(self.item)
+        if self.result is not None:
+            card.started_at = self.started_at
+            card._finish(self.status, self.status_label, self.result, self.output_lines)
+            card.finished_at = self.finished_at
+        return card
+
     def action_toggle(self) -> None:
         if self.can_expand:
             self.expanded = not self.expanded

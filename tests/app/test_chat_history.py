@@ -1,0 +1,108 @@
+"""A long conversation keeps only what is near the view mounted, and scrolling back shows the rest:
+a resumed long session and a live one that outgrew the screen, both through the real app."""
+
+from __future__ import annotations
+
+import pytest
+from textual.pilot import Pilot
+
+from tests.app.helpers import answers, send, start, wait_until
+from tests.helpers.model_server import Reply, ScriptedModelServer
+from turnstone_tui.app.app import TurnstoneApp
+from turnstone_tui.runtime import Runtime
+from turnstone_tui.widgets.chat_messages import AssistantMessage, UserMessage
+from turnstone_tui.widgets.tool_card import ToolCard
+
+pytestmark = pytest.mark.timeout(120)
+SIZE = (100, 30)
+
+
+def stored_turn(n: int) -> list[dict[str, object]]:
+    messages: list[dict[str, object]] = [{"role": "user", "content": f"question number {n}"}]
+    if n % 5 == 0:
+        call = {
+            "id": f"c{n}",
+            "type": "function",
+            "function": {"name": "bash", "arguments": '{"command": "ls"}'},
+        }
+        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        messages.append({"role": "tool", "tool_call_id": f"c{n}", "name": "bash", "content": f"listing {n}"})
+    messages.append({"role": "assistant", "content": f"Answer number {n}.\n\nA second paragraph for {n}."})
+    return messages
+
+
+def screen_text(app: TurnstoneApp) -> str:
+    """What the terminal shows now."""
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+def chat_texts(app: TurnstoneApp) -> list[str]:
+    """The mounted entries' texts in order (user prompts, answers, tool cards)."""
+    texts: list[str] = []
+    for entry in app.chat.entries:
+        if isinstance(entry, UserMessage):
+            texts.append(entry.text)
+        elif isinstance(entry, AssistantMessage) and not entry.has_class("-info"):
+            texts.append(entry.source.split("\n")[0])
+        elif isinstance(entry, ToolCard) and entry.result is not None:
+            texts.append(entry.result.text)
+    return texts
+
+
+async def scroll_back_to_the_start(pilot: Pilot, app: TurnstoneApp) -> None:
+    for _ in range(400):
+        if app.chat.older_count == 0 and app.chat.scroll_y == 0:
+            return
+        await pilot.press("pageup")
+        await pilot.pause(0.02)
+    raise AssertionError(f"still {app.chat.older_count} entries above after 400 page-ups")
+
+
+async def test_a_resumed_long_session_shows_its_end_first_and_the_rest_on_scrolling_up(
+    runtime: Runtime, model_server: ScriptedModelServer
+) -> None:
+    storage = runtime.storage
+    assert storage is not None
+    session_id = await storage.create_session(name="long one")
+    for n in range(1, 121):
+        await storage.append_messages(session_id, stored_turn(n))
+    app = TurnstoneApp(runtime, resume_id=session_id, cwd=runtime.options.cwd)
+    async with app.run_test(size=SIZE) as pilot:
+        await start(pilot)
+        await wait_until(pilot, lambda: "Answer number 120." in screen_text(app), 20, "the last answer")
+        # Only the end is mounted; the rest waits above.
+        assert app.chat.older_count > 100
+        assert len(app.chat.entries) < 40
+        assert "question number 1\n" not in screen_text(app)
+        await scroll_back_to_the_start(pilot, app)
+        assert "question number 1" in screen_text(app)
+        expected: list[str] = []
+        for n in range(1, 121):
+            expected.append(f"question number {n}")
+            if n % 5 == 0:
+                expected.append(f"listing {n}")
+            expected.append(f"Answer number {n}.")
+        assert chat_texts(app) == expected  # every entry, once, in the stored order
+        # Back to the end: the chat follows it again and the old entries leave the DOM once more.
+        await pilot.press("end")
+        model_server.script([Reply.text("A fresh answer at the end.")])
+        await send(pilot, "one more")
+        await wait_until(pilot, lambda: "A fresh answer at the end." in screen_text(app), 20)
+        await wait_until(pilot, lambda: app.chat.older_count > 0, 20, "old entries to leave the DOM")
+
+
+async def test_a_live_session_keeps_what_scrolled_away_and_shows_it_again(
+    app: TurnstoneApp, model_server: ScriptedModelServer
+) -> None:
+    turns = 40
+    model_server.script([Reply.text(f"Reply {n}.\n\nWith a second paragraph.") for n in range(turns)])
+    async with app.run_test(size=SIZE) as pilot:
+        await start(pilot)
+        for n in range(turns):
+            await send(pilot, f"ask {n}")
+        await wait_until(pilot, lambda: "Reply 39." in screen_text(app), 20)
+        assert app.chat.older_count > 0  # the first turns left the DOM
+        assert len(answers(app)) < turns
+        await scroll_back_to_the_start(pilot, app)
+        assert answers(app) == [f"Reply {n}.\n\nWith a second paragraph." for n in range(turns)]
+        assert "ask 0" in screen_text(app)
