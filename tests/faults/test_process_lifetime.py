@@ -123,3 +123,35 @@ def test_full_screen_app_killed_leaves_no_tool_process(tmp_path: Path, how: str)
             leftovers = marked(mark)
             kill_marked(mark)
         assert survivors == [] and leftovers == []
+
+
+def test_stdio_mcp_server_and_its_children_die_with_the_app(tmp_path: Path) -> None:
+    import json
+    import sys
+
+    from tests.faults.cases import DEMO_SERVER
+
+    mark = new_mark()
+    # the server starts a setsid'd helper of its own, then serves
+    wrapper = (
+        f"export FAULT_MARK={mark}; setsid sleep 302 > /dev/null 2>&1 & exec {sys.executable} {DEMO_SERVER}"
+    )
+    mcp_config = tmp_path / "mcp.json"
+    mcp_config.write_text(json.dumps({"mcpServers": {"demo": {"command": "sh", "args": ["-c", wrapper]}}}))
+    script = [Reply.tools([("bash", {"command": "sleep 300"}, "call_long")]), Reply.text("never")]
+    with ScriptedModelServer(script) as server:
+        args = [*model_args(server, tmp_path / "t.db"), "--mcp-config", str(mcp_config)]
+        app = start([*args, "--no-sandbox", "--skip-permissions", "-p", "go"], tmp_path)
+        try:
+            wait_until(lambda: len(marked(mark)) >= 2, "the MCP server and its helper to run")
+            wait_until(lambda: server.model_requests(), "the turn to start")
+            app.send_signal(signal.SIGKILL)
+            app.wait(60)
+            survivors = _survivors(mark)
+        finally:
+            if app.poll() is None:
+                app.kill()
+                app.wait(10)
+            leftovers = marked(mark)
+            kill_marked(mark)
+        assert survivors == [] and leftovers == []

@@ -879,6 +879,12 @@ class ScriptedModelServer(_Addresses):
         with self._lock:
             self._replies.extend(replies)
 
+    def rescript(self, replies: Iterable[Reply]) -> None:
+        """Drop the replies not consumed yet and script these instead."""
+        with self._lock:
+            self._replies.clear()
+            self._replies.extend(replies)
+
     @property
     def remaining(self) -> int:
         with self._lock:

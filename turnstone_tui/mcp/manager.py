@@ -42,6 +42,17 @@ log = logging.getLogger(__name__)
 # The SDK logs transport problems; without a handler Python would print them over the TUI.
 logging.getLogger("mcp").addHandler(logging.NullHandler())
 
+
+class _NoParseTracebacks(logging.Filter):
+    """The stdio transport logs every line it cannot parse with a traceback (at ERROR, which the
+    CLI's stderr handler would print raw); the connection keeps those lines in the server's log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Failed to parse JSONRPC message")
+
+
+logging.getLogger("mcp.client.stdio").addFilter(_NoParseTracebacks())
+
 CATALOG_MAX_RESOURCES = 50
 CATALOG_MAX_PROMPTS = 30
 INSTRUCTIONS_MAX_PER_SERVER = 2000  # characters of one server's instructions in the system prompt
