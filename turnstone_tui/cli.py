@@ -219,6 +219,7 @@ def run_app(cfg: Config, args: argparse.Namespace) -> int:
         options = _runtime_options(args)
         options.warm_imports = True
         options.watch_host = True  # the app also polls the watches of sessions open nowhere
+        options.defer_provider = True  # the SDK loads in a thread while the session starts
         return await runtime_module.Runtime.create(cfg, options=options)
 
     # The runtime (storage, provider, MCP) is built inside the app so the first frame is not delayed.

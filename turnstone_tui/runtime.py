@@ -90,16 +90,23 @@ class RuntimeOptions:
     warm_imports: bool = False
     """Once the first session is ready, import in a thread what the first tool call would otherwise
     import on the event loop (the app; a headless run would only wait for it at exit)."""
+    defer_provider: bool = False
+    """Build an API provider (its SDK import) in a thread while the session starts; the first request
+    waits for it (the app: ready to type sooner; a headless run needs the answer anyway)."""
 
 
 WARM_MODULES = ("bashlex", "jsonschema")
-"""Kept off the start-up path (bashlex builds parser tables on import), loaded after it."""
+"""Kept off the start-up path (bashlex builds parser tables on import), loaded after it, with the
+tool families' modules (the lazy preparer table's)."""
 
 
 def _warm_imports() -> None:
+    from .executors.catalog import warm
+
     for name in WARM_MODULES:
         with contextlib.suppress(ImportError):
             importlib.import_module(name)
+    warm()
 
 
 class Runtime:
@@ -134,12 +141,15 @@ class Runtime:
         cls, config: Config, *, provider: Provider | None = None, options: RuntimeOptions | None = None
     ) -> Runtime:
         """Open storage, make the provider and start MCP (in the background) and the watch runner."""
-        from .providers.factory import import_provider_module
+        from .providers.deferred import deferred_provider
+        from .providers.factory import import_provider_module, provider_name
 
         options = options or RuntimeOptions()
         registry = default_registry()  # raises ToolDefinitionError naming a bad file
         storage = await Storage.open(config.resolved_db_path())
         try:
+            if provider is None and options.defer_provider:
+                provider = deferred_provider(config, provider_name(config))
             if provider is None:
                 # Only the selected provider's SDK, imported in a thread: seconds of CPU that must
                 # not hold the event loop (the app has drawn its first frame and takes keys).

@@ -15,7 +15,29 @@ import textwrap
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ["anthropic", "openai", "mcp", "sympy", "numpy", "scipy", "llama_cpp", "bashlex", "jsonschema"]
+HEAVY = [
+    "anthropic",
+    "openai",
+    "mcp",
+    "sympy",
+    "numpy",
+    "scipy",
+    "llama_cpp",
+    "bashlex",
+    "jsonschema",
+    # the Markdown machinery loads with the first answer shown, pygments with the first bash pane
+    "markdown_it",
+    "pygments",
+    "textual.widgets._markdown",
+    # the tool families load when a tool of theirs is first prepared (or warmed in a thread)
+    "httpx",
+    "html2text",
+    "turnstone_tui.executors.web",
+    "turnstone_tui.executors.files",
+    "turnstone_tui.executors.bash",
+    "turnstone_tui.executors.math",
+]
+SESSION_LOADS = {"httpx"}  # the SDK's HTTP client (the selected provider's, by design)
 
 
 def loaded_after(code: str, tmp_path: Path) -> dict[str, bool]:
@@ -77,7 +99,57 @@ def test_the_runtime_imports_only_the_selected_provider_and_no_mcp_without_serve
         tmp_path,
     )
     assert loaded["openai"], "the selected provider's SDK is imported"
-    assert [name for name, present in loaded.items() if present and name != "openai"] == []
+    assert [
+        name for name, present in loaded.items() if present and name not in {"openai", *SESSION_LOADS}
+    ] == []
+
+
+def test_an_app_session_starts_before_the_sdk_is_imported_and_without_the_tool_modules(
+    tmp_path: Path,
+) -> None:
+    """The app's runtime (defer_provider): the session is created on the loop without the SDK
+    (it loads in a thread; a lock held here keeps that thread from finishing first) and without
+    importing any tool family's module; the first request then finds the real provider."""
+    loaded = loaded_after(
+        f"""
+        import asyncio, builtins, sys, threading
+        from turnstone_tui.config import Config
+        from turnstone_tui.headless import HeadlessUI
+        from turnstone_tui.runtime import Runtime, RuntimeOptions
+
+        hold = threading.Event()
+        real_import = builtins.__import__
+
+        def gated_import(name, *args, **kwargs):
+            if name == "openai" and threading.current_thread().name.startswith("provider-build"):
+                hold.wait(60)
+            return real_import(name, *args, **kwargs)
+
+        builtins.__import__ = gated_import
+
+        async def main():
+            config = Config()
+            config.api.base_url = "http://127.0.0.1:9/v1"
+            config.api.api_key = "k"
+            config.model.name = "some-model"
+            config.model.provider = "openai"
+            config.db_path = {str(tmp_path / "t.db")!r}
+            options = RuntimeOptions(start_watches=False, defer_provider=True)
+            runtime = await Runtime.create(config, options=options)
+            session = await runtime.create_session(HeadlessUI())
+            assert session.status().model == "some-model" and runtime.provider.name == "openai"
+            assert "openai" not in sys.modules, "the session waited for the SDK"
+            hold.set()
+            real = await runtime.provider.ready()
+            assert type(real).__name__ == "OpenAIProvider", real
+            await runtime.aclose()
+
+        asyncio.run(main())
+        """,
+        tmp_path,
+    )
+    assert loaded["openai"]
+    assert not loaded["turnstone_tui.executors.web"] and not loaded["html2text"]
 
 
 def test_a_configured_mcp_server_brings_the_mcp_sdk(tmp_path: Path) -> None:

@@ -106,3 +106,20 @@ def test_every_builtin_tool_and_tool_search_has_a_preparer() -> None:
     from turnstone_tui.executors.catalog import builtin_preparers
 
     assert set(builtin_preparers()) == set(SUMMARY) | {"tool_search"}
+
+
+def test_the_lazy_tool_table_names_each_tool_where_its_module_prepares_it() -> None:
+    """TOOL_FAMILIES (read without importing the executors) agrees with the modules' PREPARERS,
+    and every lookup finds a preparer."""
+    from turnstone_tui.executors.catalog import (
+        FAMILY_MODULES,
+        TOOL_FAMILIES,
+        builtin_preparers,
+        family_preparers,
+    )
+
+    declared = {(name, family) for family in FAMILY_MODULES for name in family_preparers(family)}
+    assert declared == set(TOOL_FAMILIES.items())
+    table = builtin_preparers()
+    assert all(callable(table[name]) for name in table)
+    assert "no_such_tool" not in table and table.get("no_such_tool") is None

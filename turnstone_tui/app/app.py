@@ -229,12 +229,25 @@ class TurnstoneApp(App[None]):
             self.set_interval(INBOX_REFRESH_SECONDS, self.refresh_inbox)
         self.refresh_inbox()
         if not self._session_ready.is_set():
+            self._report_provider_problem()
             # A second after start-up (a full collection takes ~100 ms: not on the first frame).
             self.set_timer(1.0, self._gc.freeze_startup)
             self.set_interval(1, self._gc_tick)
         self._session_ready.set()
         self.refresh_bindings()
         self.call_later(self.send_queued)  # type-ahead from while the session started
+
+    @work(group="provider-check", exit_on_error=False)
+    async def _report_provider_problem(self) -> None:
+        """A provider built in the background (its SDK loads after the first frame) that could not
+        be built is said at once, not only when the first prompt fails."""
+        ready = getattr(self.runtime.provider, "ready", None) if self.runtime is not None else None
+        if ready is None:
+            return
+        try:
+            await ready()
+        except ProviderError as exc:
+            await self.chat.add_error(f"The model provider is not usable: {exc}")
 
     def refresh_status(self) -> None:
         if self.session is not None:

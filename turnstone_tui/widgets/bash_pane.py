@@ -18,7 +18,6 @@ from textual.cache import LRUCache
 from textual.containers import Horizontal, Vertical
 from textual.content import Content
 from textual.geometry import Size
-from textual.highlight import highlight
 from textual.scroll_view import ScrollView
 from textual.selection import Selection
 from textual.strip import Strip
@@ -300,6 +299,8 @@ def command_content(command: str, limit: int = 400) -> Content:
     first, *rest = command.strip().splitlines() or [""]
     if len(first) > limit:
         first = first[:limit] + "…"
+    from textual.highlight import highlight  # pygments: loaded with the first pane, not at start-up
+
     content = highlight(first, language="bash")
     if rest:
         content = content + Content.styled(f"  (+{len(rest)} lines)", "dim")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.content import Content
@@ -10,12 +11,14 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
-from .markdown_chunks import (
-    BLOCKS_PER_CHUNK,
-    MarkdownChunk,
-    split_for_new_chunk,
-    split_markdown,
-)
+if TYPE_CHECKING:
+    from .markdown_chunks import MarkdownChunk
+
+# The Markdown machinery (markdown-it, pygments, Textual's Markdown widgets: a tenth of a second of
+# imports) loads with the first answer shown, not before the app's first frame.
+
+BLOCKS_PER_CHUNK = 8
+"""Blocks in one streamed Markdown chunk before it is frozen and a new chunk starts."""
 
 # Reasoning can be very long; the dimmed block shows at most this many trailing characters.
 MAX_REASONING_CHARS = 20_000
@@ -81,6 +84,8 @@ class AssistantMessage(Widget):
 
     @property
     def chunks(self) -> list[MarkdownChunk]:
+        from .markdown_chunks import MarkdownChunk
+
         return list(self.query_children(MarkdownChunk))
 
     @property
@@ -98,6 +103,8 @@ class AssistantMessage(Widget):
         )
 
     def compose(self) -> ComposeResult:
+        from .markdown_chunks import MarkdownChunk, split_markdown
+
         pieces = split_markdown(self._initial, self.blocks_per_chunk) if self.finished else [self._initial]
         for index, piece in enumerate(pieces):
             yield MarkdownChunk(piece, first=index == 0)
@@ -129,6 +136,8 @@ class AssistantMessage(Widget):
                 return
             text = "".join(self._unflushed)
             self._unflushed.clear()
+            from .markdown_chunks import MarkdownChunk, split_for_new_chunk
+
             live = self.chunks[-1]
             split = split_for_new_chunk(live.source, text, self.blocks_per_chunk)
             if split is None:

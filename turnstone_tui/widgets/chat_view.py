@@ -19,7 +19,7 @@ output below the view is reported (``BelowFold``) so the screen can show a "new 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import events
 from textual.containers import VerticalScroll
@@ -40,8 +40,10 @@ from .chat_messages import (
     UserMessage,
     WelcomeMessage,
 )
-from .markdown_chunks import MarkdownChunk
 from .tool_card import ToolCard
+
+if TYPE_CHECKING:
+    from .markdown_chunks import MarkdownChunk
 
 # Frozen chunks within this many viewport heights above or below the view stay laid out.
 REACH = 0.5

@@ -28,13 +28,14 @@ from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownStream
 
 from .answer_markdown import AnswerMarkdown
+from .chat_messages import BLOCKS_PER_CHUNK
 
 _HEADING_BLOCKS = tuple(Markdown.BLOCKS[f"h{level}"] for level in range(1, 7))
 
 QUIET_PASSES = 2  # layout passes a frozen chunk sits unchanged before it is pinned (and a pin holds before it is trusted)
 RETIRE_TIMEOUT = 30.0  # seconds a retiring chunk waits for its stream to hand everything over
 
-BLOCKS_PER_CHUNK = 8
+__all__ = ["BLOCKS_PER_CHUNK", "MarkdownChunk", "split_for_new_chunk", "split_markdown"]
 
 
 @lru_cache(maxsize=1)

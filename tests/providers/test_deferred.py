@@ -1,0 +1,92 @@
+"""The app's provider built in a thread (DeferredProvider): real SDKs against the scripted server."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from tests.helpers.model_server import Reply, ScriptedModelServer
+from tests.helpers.recording_ui import RecordingUI
+from turnstone_tui.core.provider import ContentDelta, ModelRequest, ProviderError, StreamDone
+from turnstone_tui.providers import registry
+from turnstone_tui.providers.anthropic_provider import AnthropicProvider
+from turnstone_tui.providers.deferred import DeferredProvider, deferred_provider
+from turnstone_tui.runtime import Runtime, RuntimeOptions
+
+pytestmark = pytest.mark.timeout(60)
+
+
+@pytest.mark.parametrize("protocol", ["openai", "anthropic"])
+async def test_a_deferred_provider_streams_through_the_real_sdk_once_built(
+    model_server: ScriptedModelServer, protocol: str
+) -> None:
+    model_server.script([Reply.text("built in a thread")])
+    config = model_server.config(protocol)
+    provider = deferred_provider(config, protocol)
+    assert isinstance(provider, DeferredProvider)
+    assert provider.name == protocol and provider.model == config.model.name
+    try:
+        events = [
+            e async for e in provider.stream(ModelRequest(messages=[{"role": "user", "content": "hi"}]))
+        ]
+        assert "".join(e.text for e in events if isinstance(e, ContentDelta)) == "built in a thread"
+        assert isinstance(events[-1], StreamDone)
+        real = await provider.ready()
+        assert real.name == protocol and provider.built is real
+        if protocol == "anthropic":
+            assert isinstance(real, AnthropicProvider)
+            assert provider.native_web_search == real.native_web_search  # forwarded once built
+            assert provider.native_tool_search == real.native_tool_search
+    finally:
+        await provider.aclose()
+
+
+def test_the_local_provider_is_not_deferred(model_server: ScriptedModelServer) -> None:
+    assert deferred_provider(model_server.config(), "local") is None
+
+
+async def test_a_provider_that_cannot_be_built_fails_the_first_request_with_a_clear_error(
+    model_server: ScriptedModelServer, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    broken = dataclasses.replace(registry.PROVIDERS["openai"], module="no_such_provider_module")
+    monkeypatch.setitem(registry.PROVIDERS, "openai", broken)
+    config = model_server.config()
+    config.db_path = str(tmp_path / "t.db")
+    runtime = await Runtime.create(
+        config,
+        options=RuntimeOptions(cwd=tmp_path, start_mcp=False, start_watches=False, defer_provider=True),
+    )
+    try:
+        with pytest.raises(ProviderError, match="could not be set up"):
+            await runtime.provider.ready()  # type: ignore[attr-defined]
+        ui = RecordingUI()
+        session = await runtime.create_session(ui)  # the session itself starts
+        await session.send("hello")
+        assert ui.errors and "could not be set up" in ui.errors[0]
+        assert session.messages[0] == {"role": "user", "content": "hello"}  # the prompt is kept
+    finally:
+        await runtime.aclose()
+    assert model_server.model_requests() == []
+
+
+async def test_the_app_says_at_once_when_the_background_provider_cannot_be_built(
+    model_server: ScriptedModelServer, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.app.helpers import errors, start, wait_until
+    from turnstone_tui.app.app import TurnstoneApp
+
+    broken = dataclasses.replace(registry.PROVIDERS["openai"], module="no_such_provider_module")
+    monkeypatch.setitem(registry.PROVIDERS, "openai", broken)
+    config = model_server.config()
+    config.db_path = str(tmp_path / "t.db")
+    options = RuntimeOptions(cwd=tmp_path, start_mcp=False, start_watches=False, defer_provider=True)
+
+    async def factory() -> Runtime:
+        return await Runtime.create(config, options=options)
+
+    app = TurnstoneApp(runtime_factory=factory, cwd=tmp_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await start(pilot)
+        await wait_until(pilot, lambda: any("provider is not usable" in e for e in errors(app)), 20)
+        assert app.ready  # the app stays usable (/resume, /history, /model …)

@@ -1,0 +1,94 @@
+"""The configured provider, built in a thread while the app becomes usable.
+
+Importing a model SDK costs a second or more of CPU (``openai`` defines its whole API as
+pydantic models on import). The app's session does not need the SDK to start: it needs the
+provider's name, model and tool-search capability, which the config and the capability table
+give. ``DeferredProvider`` answers those at once and builds the real provider (SDK import and
+``from_config``) in a worker thread; the first request waits for the build, and a build that
+fails becomes that request's ProviderError (also reported through ``failure``).
+
+Only the API providers are deferred: the local provider loads a model file and shows a banner.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from collections.abc import AsyncIterator
+from typing import TYPE_CHECKING, Any
+
+from ..core.provider import ModelRequest, Provider, ProviderError, StreamEvent
+from .capabilities import anthropic_native_tool_search, openai_hosted_tool_search
+
+if TYPE_CHECKING:
+    from ..config import Config
+
+DEFERRABLE = {"openai": openai_hosted_tool_search, "anthropic": anthropic_native_tool_search}
+
+
+class DeferredProvider:
+    """A Provider whose SDK loads in the background; see the module docstring."""
+
+    def __init__(self, config: Config, name: str) -> None:
+        from .factory import create_provider
+
+        self.name = name
+        self.model = config.model.name
+        self.native_tool_search: bool | None = DEFERRABLE[name](self.model)
+        # a plain thread (not the loop's executor): it must not wait behind other blocking work
+        self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="provider-build")
+        self._build: concurrent.futures.Future[Provider] = self._pool.submit(create_provider, config)
+        self._pool.shutdown(wait=False)
+
+    @property
+    def built(self) -> Provider | None:
+        """The real provider once it is built (None before, or when the build failed)."""
+        if self._build.done() and self._build.exception() is None:
+            return self._build.result()
+        return None
+
+    async def ready(self) -> Provider:
+        """The real provider (waits for the build); ProviderError when it could not be built."""
+        try:
+            return await asyncio.wrap_future(self._build)
+        except ProviderError:
+            raise
+        except Exception as exc:
+            raise ProviderError(f"the {self.name} provider could not be set up: {exc}") from exc
+
+    @property
+    def context_window(self) -> int | None:
+        real = self.built
+        return real.context_window if real is not None else None
+
+    def banner(self) -> str | None:
+        real = self.built
+        return real.banner() if real is not None else None
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        real = await self.ready()
+        async for event in real.stream(request):
+            yield event
+
+    async def aclose(self) -> None:
+        try:
+            real = await asyncio.wrap_future(self._build)
+        except Exception:  # never built: nothing to close
+            return
+        await real.aclose()
+
+    def __getattr__(self, attribute: str) -> Any:
+        # provider-specific settings (e.g. Anthropic's native_web_search) once the real one exists
+        if attribute.startswith("_"):
+            raise AttributeError(attribute)
+        real = self.built
+        if real is None:
+            raise AttributeError(attribute)
+        return getattr(real, attribute)
+
+
+def deferred_provider(config: Config, name: str) -> Provider | None:
+    """A DeferredProvider for ``name`` when it is one of the API providers, else None."""
+    if name not in DEFERRABLE:
+        return None
+    return DeferredProvider(config, name)
