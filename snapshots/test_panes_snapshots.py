@@ -205,6 +205,8 @@ def snap_diff_approval(
     (tmp_path / "work" / "greet.py").write_text(GREET_OLD)
     model_server.script(
         [
+            # write_file replaces only a file the model has read (issue 14 item 5)
+            Reply.tools([("read_file", {"path": "greet.py"}, "call_0")]),
             Reply.tools([("write_file", {"path": "greet.py", "content": GREET_NEW}, "call_1")]),
             Reply.text("ok"),
         ]
@@ -235,6 +237,7 @@ def test_approval_modal_mixed_batch_with_toggles(
     (tmp_path / "work" / "notes.txt").write_text("alpha\nbeta\n")
     model_server.script(
         [
+            Reply.tools([("read_file", {"path": "notes.txt"}, "call_0")]),
             Reply.tools(
                 [
                     ("bash", {"command": "make lint"}, "call_1"),
@@ -371,6 +374,7 @@ def test_approval_modal_at_80x24(snap_compare, model_server: ScriptedModelServer
     (tmp_path / "work" / "greet.py").write_text(GREET_OLD)
     model_server.script(
         [
+            Reply.tools([("read_file", {"path": "greet.py"}, "call_0")]),
             Reply.tools(
                 [
                     (

@@ -95,6 +95,7 @@ async def test_a_file_changed_after_the_preview_is_not_overwritten(tmp_path: Pat
     target = tmp_path / "f.txt"
     await asyncio.to_thread(target.write_text, "v1\n")
     ctx = make_ctx(tmp_path)
+    ctx.read_tracker.record(target)  # the model read it
     item = await prepare(PREPARERS, ctx, "write_file", path="f.txt", content="model's version\n")
     await asyncio.to_thread(target.write_text, "the user's edit\n")  # while the modal was open
     result = await execute(item)

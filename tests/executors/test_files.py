@@ -142,6 +142,7 @@ async def test_write_overwrite_previews_diff_and_append_appends(tmp_path: Path) 
     target = tmp_path / "f.txt"
     target.write_text("keep\nold\n")
     ctx = make_ctx(tmp_path)
+    await run(PREPARERS, ctx, "read_file", path="f.txt")
     item = await prepare(PREPARERS, ctx, "write_file", path="f.txt", content="keep\nnew\n")
     assert "-old\n" in item.preview and "+new\n" in item.preview and "+1 -1" in item.header
     await execute(item)
@@ -150,6 +151,31 @@ async def test_write_overwrite_previews_diff_and_append_appends(tmp_path: Path) 
     assert "+more\n" in item.preview and "-keep" not in item.preview
     await execute(item)
     assert target.read_text() == "keep\nnew\nmore\n"
+
+
+async def test_write_over_a_file_never_read_is_refused(tmp_path: Path) -> None:
+    """As edit_file: the model must see a file before replacing it (issue 14 item 5)."""
+    target = tmp_path / "notes.txt"
+    target.write_text("the user's notes\n")
+    ctx = make_ctx(tmp_path)
+    refused = await prepare(PREPARERS, ctx, "write_file", path="notes.txt", content="new\n")
+    assert refused.error is not None and "refused to overwrite notes.txt" in refused.error
+    assert "has not been read in this session: call read_file" in refused.error
+    assert target.read_text() == "the user's notes\n"
+    # appending replaces nothing: allowed unread; a new file needs no read either
+    assert (
+        await prepare(PREPARERS, ctx, "write_file", path="notes.txt", content="x\n", mode="append")
+    ).error is None
+    assert (await prepare(PREPARERS, ctx, "write_file", path="fresh.txt", content="x\n")).error is None
+    # read, then changed behind the model's back: refused again until it reads the new content
+    await run(PREPARERS, ctx, "read_file", path="notes.txt")
+    assert (await prepare(PREPARERS, ctx, "write_file", path="notes.txt", content="new\n")).error is None
+    target.write_text("edited meanwhile, and longer\n")
+    stale = await prepare(PREPARERS, ctx, "write_file", path="notes.txt", content="new\n")
+    assert stale.error is not None and "changed on disk since it was last read" in stale.error
+    await run(PREPARERS, ctx, "read_file", path="notes.txt")
+    assert not (await run(PREPARERS, ctx, "write_file", path="notes.txt", content="new\n")).is_error
+    assert target.read_text() == "new\n"
 
 
 async def test_write_then_edit_works_without_a_read(tmp_path: Path) -> None:

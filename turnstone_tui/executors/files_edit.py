@@ -102,6 +102,17 @@ async def prepare_write_file(ctx: ToolContext, call_id: str, args: dict[str, Any
                 return error_item(call_id, name, args, f"write_file: {parent} exists and is not a directory")
             break
 
+    tracker = ctx.read_tracker
+    if mode == "overwrite" and await asyncio.to_thread(path.exists):
+        # as edit_file: never overwrite what the model has not seen (or has changed since it read it)
+        reason = await asyncio.to_thread(tracker.check, path)
+        if reason:
+            return error_item(
+                call_id,
+                name,
+                args,
+                f"write_file: refused to overwrite {shown}: {reason} (or change part of it with edit_file)",
+            )
     limit = ctx.config.tools.truncation
     old, note = await asyncio.to_thread(_current_text, path, shown)
     previewed = await asyncio.to_thread(_fingerprint, path)
@@ -117,7 +128,6 @@ async def prepare_write_file(ctx: ToolContext, call_id: str, args: dict[str, Any
         if note:
             preview = f"{note}\n{preview}"
     header += where
-    tracker = ctx.read_tracker
     data = _encode(content)
 
     def work() -> ToolResult:
