@@ -403,3 +403,12 @@ def test_rules_with_odd_characters_survive_the_round_trip(tmp_path: Path) -> Non
     text = "bash(echo \"a\\b\" 'c' \x7f é:*)"
     store.add(Rule("bash", text[5:-1], "allow", "user"))
     assert [r.text for r in PermissionStore(user, tmp_path).rules()] == [text]
+
+
+def test_allow_flag_and_tools_allow_take_rules_as_well_as_tool_names() -> None:
+    from turnstone_tui.core.pipeline import ApprovalPolicy
+
+    policy = ApprovalPolicy(auto_approve={"bash(git status:*)", "web_search", "not a rule("}, workspace=WS)
+    assert policy.allows(bash("git status --short"))
+    assert not policy.allows(bash("git push"))
+    assert policy.allows(PreparedItem("c1", "web_search", {}, "web_search"))
