@@ -98,7 +98,7 @@ async def test_l_in_the_panel_logs_in_and_the_server_turns_connected(
         )
         assert len(browser.urls) == 1 and browser.urls[0].startswith(f"{oauth_servers.issuer}/authorize?")
         await wait_until(
-            pilot, lambda: "2 tools" in str(panel.server_tree.root.children[0].label), 10, "the panel's row"
+            pilot, lambda: "3 tools" in str(panel.server_tree.root.children[0].label), 10, "the panel's row"
         )
         await wait_until(pilot, lambda: any("Logged in to MCP server 'secure'" in s for s in _infos(app)), 10)
         assert mcp.has_tool("mcp__secure__whoami")

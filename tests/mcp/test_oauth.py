@@ -62,7 +62,7 @@ async def test_needs_login_then_browser_login_connects(
     browser = Browser()
     report = await manager.login("secure", browser)
     assert report.startswith("Logged in to MCP server 'secure' in the browser")
-    assert report.endswith("connected: 2 tools"), report
+    assert report.endswith("connected: 3 tools"), report
     assert [await t for t in browser.tasks] == [200]
     status = manager.status("secure")
     assert status is not None and status.state is ServerState.CONNECTED and not status.needs_login
@@ -241,7 +241,7 @@ async def test_pre_registered_client_uses_the_advertised_auth_method(make_manage
         manager, browser, report = await _logged_in(
             make_manager, servers, tmp_path, client_id="app", client_secret="app-secret"
         )
-        assert report.endswith("connected: 2 tools"), report
+        assert report.endswith("connected: 3 tools"), report
         assert servers.events("register") == []
         (authorize,) = servers.events("authorize")
         assert authorize["client_id"] == "app"
@@ -332,12 +332,31 @@ async def test_client_id_metadata_document_before_dynamic_registration(make_mana
     document = "https://turnstone.example/oauth/client.json"
     try:
         manager, _, report = await _logged_in(make_manager, servers, tmp_path, client_metadata_url=document)
-        assert report.endswith("connected: 2 tools"), report
+        assert report.endswith("connected: 3 tools"), report
         assert servers.events("register") == []
         (authorize,) = servers.events("authorize")
         assert authorize["client_id"] == document and authorize["code_challenge_method"] == "S256"
         (token,) = servers.events("token")
         assert token["auth"] == "none" and token["pkce"] is True
         assert (await manager.call_tool("mcp__secure__whoami", {})).text == f"protected hello to {document}"
+    finally:
+        servers.stop()
+
+
+@pytest.mark.parametrize("mode", ["sse", "json"])
+async def test_calls_to_a_logged_in_server_run_in_parallel(make_manager, tmp_path: Path, mode: str) -> None:
+    """The SDK's provider holds a lock from sending a request until its answer's headers: a server
+    that answers JSON (headers come with the result) would get one call at a time. Two calls of
+    ``rendezvous`` only both say "met" when the server sees them at the same time."""
+    servers = OAuthServers(*(["--json-response"] if mode == "json" else []))
+    try:
+        manager = make_manager([servers.config("secure")], auth_dir=tmp_path, call_timeout=60.0)
+        await manager.start()
+        await manager.wait_ready(30)
+        await manager.login("secure", Browser())
+        results = await asyncio.gather(
+            manager.call_tool("mcp__secure__rendezvous", {}), manager.call_tool("mcp__secure__rendezvous", {})
+        )
+        assert [r.text for r in results] == ["met", "met"]
     finally:
         servers.stop()

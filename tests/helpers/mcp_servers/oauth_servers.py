@@ -2,7 +2,7 @@
 
 Run as a script: ``python oauth_servers.py --as-port A --rs-port R [--token-ttl S] [--no-dcr]
 [--client-id ID --client-secret S --client-auth-method M] [--auth-methods none,client_secret_basic,...]
-[--grantable mcp:read,...] [--cimd]``.
+[--grantable mcp:read,...] [--cimd] [--json-response]``.
 
 The authorization server (Starlette) publishes RFC 8414 metadata, registers clients (RFC 7591),
 authorizes without asking anyone (the test follows the authorize URL with httpx, as a browser
@@ -346,7 +346,7 @@ class StepUp:
         await self.app(scope, replay, send)
 
 
-def protected_server(state: AuthState, rs_url: str) -> Any:
+def protected_server(state: AuthState, rs_url: str, json_response: bool = False) -> Any:
     import warnings
 
     with warnings.catch_warnings():
@@ -369,11 +369,30 @@ def protected_server(state: AuthState, rs_url: str) -> Any:
         token = get_access_token()
         return f"protected hello to {token.client_id if token else 'nobody'}"
 
+    arrived: list[asyncio.Event] = []
+
+    @server.tool(description="Wait (up to 20 s) until another call of this tool is running too.")
+    async def rendezvous() -> str:
+        mine = asyncio.Event()
+        others = list(arrived)
+        arrived.append(mine)
+        for event in others:
+            event.set()
+        if others:
+            return "met"
+        try:
+            await asyncio.wait_for(mine.wait(), 20)
+        except TimeoutError:
+            return "alone"
+        finally:
+            arrived.remove(mine)
+        return "met"
+
     @server.tool(description="An admin action (needs mcp:admin: a step-up).")
     def admin_reset() -> str:
         return "admin reset done"
 
-    app = server.streamable_http_app(host="127.0.0.1")
+    app = server.streamable_http_app(host="127.0.0.1", json_response=json_response)
     return StepUp(app, state, f"{rs_url}/.well-known/oauth-protected-resource/mcp")
 
 
@@ -399,7 +418,7 @@ async def serve(args: argparse.Namespace) -> None:
         uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
         for app, port in (
             (authorization_server(state), args.as_port),
-            (protected_server(state, rs_url), args.rs_port),
+            (protected_server(state, rs_url, args.json_response), args.rs_port),
         )
     ]
     await asyncio.gather(*(s.serve() for s in servers))
@@ -414,6 +433,7 @@ def main() -> None:
     p.add_argument("--auth-methods", default="none,client_secret_basic,client_secret_post")
     p.add_argument("--grantable", default=",".join(SCOPES))
     p.add_argument("--cimd", action="store_true", help="advertise Client ID Metadata Document support")
+    p.add_argument("--json-response", action="store_true", help="the MCP server answers JSON, not SSE")
     p.add_argument("--client-id", default="")
     p.add_argument("--client-secret", default="")
     p.add_argument("--client-auth-method", default="client_secret_basic")

@@ -22,6 +22,8 @@ What this module adds around it (``_Fitted``):
   over CIMD and dynamic registration, with the token endpoint auth method the server advertises
   (client_secret_basic, else client_secret_post; none without a secret).
 - Dynamic registration asks for the auth method the server advertises (none when it can).
+- A request with a valid token goes out without the SDK's lock (held until the answer's headers,
+  it would make a JSON-answering server take one call at a time).
 - Step-up (403 ``insufficient_scope``) is limited: each challenged scope set is tried once and at
   most ``STEP_UP_LIMIT`` times per provider; a connection that may not log in remembers the scope
   so the next login asks for it.
@@ -216,6 +218,26 @@ class _Fitted:
         return create_client_registration_request(metadata, self.context.client_metadata, base)
 
     async def _auth_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
+        # The SDK's flow holds its lock from sending the request until the answer's headers: a
+        # server that answers JSON would get one call at a time. With a token that is still valid
+        # the request goes out without the lock; only a 401/403 takes the full flow (which sends
+        # the request again after it has dealt with the refusal).
+        if self._initialized and self.context.is_token_valid():  # type: ignore[attr-defined]
+            self._add_auth_header(request)  # type: ignore[attr-defined]
+            response = yield request
+            if response.status_code not in (401, 403):
+                return
+        flow = self._full_flow(request)
+        try:
+            outgoing = await flow.__anext__()
+            while True:
+                outgoing = await flow.asend((yield outgoing))
+        except StopAsyncIteration:
+            return
+        finally:
+            await flow.aclose()
+
+    async def _full_flow(self, request: httpx2.Request) -> AsyncGenerator[httpx2.Request, httpx2.Response]:
         flow = super()._auth_flow(request)  # type: ignore[misc]
         first_answer = True
         try:
