@@ -13,7 +13,7 @@ import json
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -100,7 +100,13 @@ def pane_lines(app: TurnstoneApp) -> list[int]:
 
 
 def streaming_command(tag: str) -> str:
-    return f"for i in 1 2 3 4 5 6; do echo \"{tag} step $i\"; done; echo '{tag}: waiting' >&2; sleep 8"
+    """Six stdout lines, then (once the test creates ``err``) one stderr line, then wait until the
+    test creates ``end``: every pane is mid-run, its output complete and in order (stdout and stderr
+    are separate pipes, so the stderr line waits until the stdout lines are on screen)."""
+    return (
+        f'for i in 1 2 3 4 5 6; do echo "{tag} step $i"; done; until test -e err; do sleep 0.1; done; '
+        f"echo '{tag}: waiting' >&2; until test -e end; do sleep 0.1; done"
+    )
 
 
 def panes_script(count: int) -> list[Reply]:
@@ -108,7 +114,17 @@ def panes_script(count: int) -> list[Reply]:
     return [Reply.tools(calls), Reply.text("done")]
 
 
-async def approve_and_stream(pilot: Pilot, count: int) -> None:
+@pytest.fixture
+def gates(tmp_path: Path) -> Iterator[Path]:
+    """The folder the pane commands run in; at the end the commands are let go (``end``)."""
+    workdir = tmp_path / "work"
+    workdir.mkdir(exist_ok=True)
+    yield workdir
+    (workdir / "err").touch()
+    (workdir / "end").touch()
+
+
+async def approve_and_stream(pilot: Pilot, count: int, workdir: Path) -> None:
     app = pilot.app
     assert isinstance(app, TurnstoneApp)
     await send(pilot, f"run {count} builds in parallel")
@@ -116,22 +132,17 @@ async def approve_and_stream(pilot: Pilot, count: int) -> None:
     await pilot.press("y")
     await wait_until(
         pilot,
-        lambda: len(pane_lines(app)) == count and all(n == 7 for n in pane_lines(app)),
-        what="the panes",
+        lambda: len(pane_lines(app)) == count and all(n == 6 for n in pane_lines(app)),
+        limit=60,
+        what="the panes' stdout",
     )
+    (workdir / "err").touch()  # now the stderr line, after the stdout lines
+    await wait_until(pilot, lambda: all(n == 7 for n in pane_lines(app)), limit=60, what="the panes' stderr")
     # Short panes scroll: wait until each follows its last line (the scrollbar thumb is on screen).
     await wait_until(
-        pilot, lambda: all(at_end(app, cid) for cid in app.panes.call_ids), what="panes at the end"
+        pilot, lambda: all(at_end(app, cid) for cid in app.panes.call_ids), limit=60, what="panes at the end"
     )
-    # The scrollbar can be painted a frame behind the scroll: repaint it at its final position.
-    for call_id in app.panes.call_ids:
-        pane = app.panes.pane(call_id)
-        assert pane is not None
-        if pane.log_view.show_vertical_scrollbar:
-            pane.log_view.vertical_scrollbar.refresh()
-    await pilot.pause(0.2)
-    await pilot.wait_for_scheduled_animations()
-    await pilot.pause()
+    await settled(pilot)
 
 
 def at_end(app: TurnstoneApp, call_id: str) -> bool:
@@ -143,28 +154,40 @@ def at_end(app: TurnstoneApp, call_id: str) -> bool:
     return not log.show_vertical_scrollbar or log.vertical_scrollbar.position == log.scroll_y
 
 
-def test_two_parallel_bash_panes(snap_compare, model_server: ScriptedModelServer, tmp_path: Path) -> None:
+async def settled(pilot: Pilot, frames: int = 3, limit: float = 60.0) -> None:
+    """Wait until the screen is fully painted and stays the same: the same screenshot ``frames``
+    times in a row, with the scheduled animations and refreshes done in between."""
+    app = pilot.app
+    deadline = time.monotonic() + limit
+    last, same = "", 0
+    while same < frames:
+        if time.monotonic() > deadline:
+            raise AssertionError("the screen did not settle")
+        await pilot.wait_for_scheduled_animations()
+        await pilot.pause(0.1)
+        shot = app.export_screenshot()
+        same = same + 1 if shot == last else 1
+        last = shot
+
+
+def test_two_parallel_bash_panes(
+    snap_compare, model_server: ScriptedModelServer, tmp_path: Path, gates: Path
+) -> None:
     model_server.script(panes_script(2))
 
     async def run_before(pilot: Pilot) -> None:
-        await approve_and_stream(pilot, 2)
+        await approve_and_stream(pilot, 2, gates)
 
     assert snap_compare(make_app(model_server, tmp_path), terminal_size=SIZE, run_before=run_before)
 
 
-FOUR_PANES_RACE = pytest.mark.skip(
-    reason="four streaming panes: the frame captured races the tools (sometimes finished, sometimes the "
-    "scrollbar a frame behind) on a loaded machine; the layouts are covered by tests/app/test_small_terminals.py "
-    "and tests/app/test_small_terminal_tmux.py"
-)
-
-
-@FOUR_PANES_RACE
-def test_four_parallel_bash_panes(snap_compare, model_server: ScriptedModelServer, tmp_path: Path) -> None:
+def test_four_parallel_bash_panes(
+    snap_compare, model_server: ScriptedModelServer, tmp_path: Path, gates: Path
+) -> None:
     model_server.script(panes_script(4))
 
     async def run_before(pilot: Pilot) -> None:
-        await approve_and_stream(pilot, 4)
+        await approve_and_stream(pilot, 4, gates)
 
     assert snap_compare(make_app(model_server, tmp_path), terminal_size=SIZE, run_before=run_before)
 
@@ -345,26 +368,24 @@ def test_mcp_panel_connected_and_failed(
 # --- small terminals (issue 11 item 7): the prompt and the status bar stay, the panes adapt ------
 
 
-@FOUR_PANES_RACE
 def test_four_parallel_bash_panes_at_90x30(
-    snap_compare, model_server: ScriptedModelServer, tmp_path: Path
+    snap_compare, model_server: ScriptedModelServer, tmp_path: Path, gates: Path
 ) -> None:
     model_server.script(panes_script(4))
 
     async def run_before(pilot: Pilot) -> None:
-        await approve_and_stream(pilot, 4)
+        await approve_and_stream(pilot, 4, gates)
 
     assert snap_compare(make_app(model_server, tmp_path), terminal_size=(90, 30), run_before=run_before)
 
 
-@FOUR_PANES_RACE
 def test_four_parallel_bash_panes_at_80x24(
-    snap_compare, model_server: ScriptedModelServer, tmp_path: Path
+    snap_compare, model_server: ScriptedModelServer, tmp_path: Path, gates: Path
 ) -> None:
     model_server.script(panes_script(4))
 
     async def run_before(pilot: Pilot) -> None:
-        await approve_and_stream(pilot, 4)
+        await approve_and_stream(pilot, 4, gates)
 
     assert snap_compare(make_app(model_server, tmp_path), terminal_size=(80, 24), run_before=run_before)
 

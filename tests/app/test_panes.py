@@ -139,6 +139,23 @@ async def test_follows_the_end_unless_the_user_scrolled_up() -> None:
         assert log.scroll_y == log.max_scroll_y  # back at the end: following again
 
 
+async def test_the_scrollbar_thumb_follows_when_the_first_batch_overflows() -> None:
+    """The first batch scrolls the log before its scrollbar exists; once the scrollbar shows, its
+    thumb must be at the end too (it stayed at the top: panes at the end drawn as if at the start)."""
+    app = PanesHarness()
+    async with app.run_test(size=(90, 16)) as pilot:
+        panes = app.panes
+        pane = panes.start("c1", "seq 1 30")
+        await pilot.pause()
+        panes.write_lines("c1", [str(i) for i in range(1, 31)], "stdout")
+        log = pane.log_view
+        await wait_until(
+            pilot, lambda: log.show_vertical_scrollbar and log.scroll_y == log.max_scroll_y > 0, 5
+        )
+        await pilot.pause(0.1)
+        assert log.vertical_scrollbar.position == log.scroll_y
+
+
 async def test_ansi_colours_rendered_and_stderr_marked() -> None:
     app = PanesHarness()
     async with app.run_test(size=(100, 30)) as pilot:

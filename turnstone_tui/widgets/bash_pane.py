@@ -235,6 +235,12 @@ class OutputLog(ScrollView, can_focus=True):
     def on_resize(self) -> None:
         self._follow_end()
 
+    def watch_show_vertical_scrollbar(self, shown: bool) -> None:
+        """A scroll made while the scrollbar was hidden (the first batch that overflows) does not
+        reach it (Textual moves the thumb only while it shows): place the thumb when it appears."""
+        if shown:
+            self.vertical_scrollbar.position = self.scroll_y
+
     def _follow_end(self) -> None:
         if self._follow:
             self._scroll_to_end()
