@@ -435,9 +435,9 @@ def floor_terminal(argv: Sequence[str], tmp: Path, *, cols: int = COLS, rows: in
 
 def report_row(name: str, value: float, floor: float, goal: str, ok: bool, unit: str = "ms") -> str:
     """One line: the figure, the floor measured in the same run, the ratio and the goal."""
-    scale = 1000 if unit == "ms" else 1
+    scale, digits = (1000, 1) if unit == "ms" else (1, 2)
     ratio = value / floor if floor > 0 else float("nan")
     return (
-        f"  {name:44} {value * scale:8.1f} {unit}  floor {floor * scale:7.1f} {unit}  "
+        f"  {name:44} {value * scale:8.{digits}f} {unit}  floor {floor * scale:7.{digits}f} {unit}  "
         f"({ratio:4.1f}x)  goal {goal}: {verdict(ok)}"
     )

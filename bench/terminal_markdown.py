@@ -106,10 +106,12 @@ PROGRAMS = {
 }
 
 
-def measure(runs: int, tokens: int, busy: bool) -> dict[str, list[dict[str, float]]]:
+def measure(
+    runs: int, tokens: int, busy: bool, names: list[str] | None = None
+) -> dict[str, list[dict[str, float]]]:
     text = document(tokens)
-    results: dict[str, list[dict[str, float]]] = {name: [] for name in PROGRAMS}
-    names = list(PROGRAMS)
+    names = names or list(PROGRAMS)
+    results: dict[str, list[dict[str, float]]] = {name: [] for name in names}
     with tempfile.TemporaryDirectory(prefix="turnstone-md-") as tmp_name, busy_context(busy):
         for run in range(runs):
             for offset in range(len(names)):
@@ -130,8 +132,14 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--tokens", type=int, default=20_000)
     parser.add_argument("--busy", action="store_true", help="run two CPU-spinning processes alongside")
+    parser.add_argument(
+        "--no-textual-floor",
+        action="store_true",
+        help="skip the Textual Markdown floor (it takes 40 s a run)",
+    )
     args = parser.parse_args()
-    results = measure(args.runs, args.tokens, args.busy)
+    names = [name for name in PROGRAMS if not (args.no_textual_floor and name.startswith("Textual"))]
+    results = measure(args.runs, args.tokens, args.busy, names)
     print()
     print(
         f"last of {args.tokens} Markdown tokens at 2k tok/s -> final line on screen, median of {args.runs}, "

@@ -14,6 +14,7 @@ import pytest
 
 from tests.executors.exec_helpers import Recorder, execute, make_ctx, prepare, run, wait_gone
 from turnstone_tui.core.types import ExecContext
+from turnstone_tui.executors import proc_group
 from turnstone_tui.executors.bash import PREPARERS
 
 pytestmark = pytest.mark.timeout(60)
@@ -308,3 +309,22 @@ async def test_a_failing_emit_does_not_leave_the_process_running(tmp_path: Path)
         await item.execute(ExecContext(item.call_id, emit))
     assert time.monotonic() - started < 5
     assert wait_gone(pids) == []
+
+
+async def test_output_beyond_its_share_of_the_loop_waits_for_the_next_window(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The pumps together use at most ``allowance`` of each window; past it a pump sleeps out the
+    window (the command meanwhile blocks on a full pipe), below it nothing waits."""
+    slept: list[float] = []
+
+    async def record(seconds: float) -> None:
+        slept.append(seconds)
+
+    monkeypatch.setattr(proc_group.asyncio, "sleep", record)
+    pacer = proc_group.OutputPacer(window=100.0, allowance=0.01)
+    await pacer.spent(0.004)
+    await pacer.spent(0.004)
+    assert slept == []
+    await pacer.spent(0.004)  # 12 ms of this window's 10
+    assert len(slept) == 1 and 99.0 < slept[0] <= 100.0

@@ -39,14 +39,15 @@ PIPE_GRACE = 2.0  # seconds to keep reading after the main process exited (backg
 class OutputPacer:
     """Shares the event loop between command output and everything else on it (keys, frames).
 
-    Every pump of every running command reports the loop time it spent on a chunk; once they
-    together used ``allowance`` seconds of the current ``window``, each pump that reports more
-    sleeps until the next window. Output is then read no faster than that share of the loop can
+    Every pump of every running command reports the CPU time it spent on a chunk (CPU time: on a
+    busy machine the wall time of a chunk is mostly other processes' turns); once they together
+    used ``allowance`` seconds of the current ``window``, each pump that reports more sleeps until
+    the next window. Output is then read no faster than that share of the loop can
     handle: the pipe fills, the command blocks on its writes (using no CPU meanwhile), and a flood
     of output never keeps a key press waiting for more than about one window. Output that fits in
     the allowance (most commands) is not slowed at all."""
 
-    def __init__(self, window: float = 1 / 60, allowance: float = 0.004) -> None:
+    def __init__(self, window: float = 1 / 60, allowance: float = 0.006) -> None:
         self.window = window
         self.allowance = allowance
         self._window_start = 0.0
@@ -177,7 +178,7 @@ async def _pump(stream: asyncio.StreamReader | None, sink: LineSink | None) -> N
     decode = codecs.getincrementaldecoder("utf-8")("replace").decode
     pending = _LongLine()
     read = stream.read
-    clock = time.perf_counter
+    clock = time.thread_time
     while True:
         data = await read(READ_CHUNK)
         if not data:
