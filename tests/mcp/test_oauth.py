@@ -360,3 +360,31 @@ async def test_calls_to_a_logged_in_server_run_in_parallel(make_manager, tmp_pat
         assert [r.text for r in results] == ["met", "met"]
     finally:
         servers.stop()
+
+
+async def test_a_server_never_logged_in_to_gets_no_oauth_provider(tmp_path: Path) -> None:
+    from mcp.shared.auth import OAuthToken
+
+    from turnstone_tui.mcp.auth.provider import BrowserOAuth, ClientCredentialsOAuth
+    from turnstone_tui.mcp.auth.settings import parse_oauth
+    from turnstone_tui.mcp.config import ServerConfig
+    from turnstone_tui.mcp.server_conn import ServerConnection
+
+    url = "http://127.0.0.1:9/mcp"
+
+    def conn(**oauth: object) -> ServerConnection:
+        return ServerConnection(
+            ServerConfig("secure", "http", url=url, oauth=parse_oauth(oauth or None, "t")),
+            connect_timeout=5,
+            call_timeout=5,
+            refresh_interval=0,
+            on_state=lambda c: None,
+            on_update=lambda *a: None,
+            auth_dir=tmp_path,
+        )
+
+    assert conn()._auth() is None  # plain HTTP servers keep their old path
+    robot = conn(client_id="robot", client_secret="s", grant="client_credentials")
+    assert isinstance(robot._auth(), ClientCredentialsOAuth)  # no person needed: always ready
+    await TokenStore("secure", url, tmp_path).set_tokens(OAuthToken(access_token="at-x", expires_in=60))
+    assert isinstance(conn()._auth(), BrowserOAuth)

@@ -242,9 +242,14 @@ class ServerConnection:
         """The OAuth of this connection: stored tokens and refresh, never a browser (None: no OAuth)."""
         if not self.config.uses_oauth:
             return None
+        store = self.token_store()
+        if self.config.oauth.grant != "client_credentials" and not store.has_tokens():
+            # Never logged in: nothing to add to a request (a 401 says "needs login"), and a server
+            # that wants no OAuth is not sent through the SDK provider's per-request lock.
+            return None
         from .auth.provider import connection_auth
 
-        return connection_auth(self.config.url, self.config.oauth, self.token_store())
+        return connection_auth(self.config.url, self.config.oauth, store)
 
     def _describe_failure(self, reason: str) -> str:
         problem = self.auth_problem
