@@ -163,3 +163,25 @@ async def test_shift_tab_cycles_the_mode_shown_in_the_status_bar_and_plan_mode_r
         result = tool_results(model_server)[-1]
         assert "plan mode allows read-only tools only" in result
         assert app.runtime is not None and not (app.runtime.options.cwd / "a.txt").exists()
+
+
+async def test_an_untrusted_project_file_is_shown_and_t_trusts_it(
+    app: TurnstoneApp, model_server: ScriptedModelServer
+) -> None:
+    assert app.runtime is not None
+    path = project_file(app)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text('allow = ["bash(make:*)"]\ndeny = ["bash(curl:*)"]\n')  # as a cloned repository has it
+    async with app.run_test(size=SIZE) as pilot:
+        await start(pilot)
+        await send(pilot, "/permissions", wait=False)
+        await wait_until(pilot, lambda: isinstance(app.screen, PermissionsScreen), what="/permissions")
+        screen = app.screen
+        assert isinstance(screen, PermissionsScreen)
+        notes = {e.rule.text: e.note for e in screen.shown}
+        assert "not trusted" in notes["bash(make:*)"] and notes["bash(curl:*)"] == ""
+        assert [r.text for r in app.runtime.permissions.rules()] == ["bash(curl:*)"]
+        await pilot.press("t")
+        await wait_until(pilot, lambda: not any(e.note for e in screen.shown), what="trusted")
+        assert [r.text for r in app.runtime.permissions.rules()] == ["bash(make:*)", "bash(curl:*)"]
+        await pilot.press("escape")

@@ -412,3 +412,14 @@ def test_allow_flag_and_tools_allow_take_rules_as_well_as_tool_names() -> None:
     assert policy.allows(bash("git status --short"))
     assert not policy.allows(bash("git push"))
     assert policy.allows(PreparedItem("c1", "web_search", {}, "web_search"))
+
+
+def test_a_file_edited_elsewhere_is_read_again(tmp_path: Path) -> None:
+    user = tmp_path / "permissions.toml"
+    store = PermissionStore(user, tmp_path)
+    store.add(parse_rule("bash(git status)", "allow", "user"))
+    store.refresh()  # nothing changed: the same rules
+    assert [r.text for r in store.rules()] == ["bash(git status)"]
+    user.write_text('deny = ["bash(rm:*)", "bash(curl:*)"]\n')  # another editor
+    store.refresh()
+    assert [(r.text, r.effect) for r in store.rules()] == [("bash(rm:*)", "deny"), ("bash(curl:*)", "deny")]

@@ -77,9 +77,18 @@ class RuleFile:
     rules: list[Rule] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     digest: str = ""  # SHA-256 of the content read ("" when there is no file)
+    stamp: tuple[int, int] | None = None  # (mtime_ns, size) when read; None: no file
+
+    def current_stamp(self) -> tuple[int, int] | None:
+        try:
+            st = self.path.stat()
+        except OSError:
+            return None
+        return (st.st_mtime_ns, st.st_size)
 
     def load(self) -> None:
         self.rules, self.errors, self.digest = [], [], ""
+        self.stamp = self.current_stamp()
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
@@ -137,6 +146,12 @@ class PermissionStore:
     def reload(self) -> None:
         self.user.load()
         self.project.load()
+
+    def refresh(self) -> None:
+        """Read again a file that changed since it was read (an edit in another editor or process)."""
+        for rule_file in (self.user, self.project):
+            if rule_file.current_stamp() != rule_file.stamp:
+                rule_file.load()
 
     @property
     def errors(self) -> list[str]:
@@ -202,6 +217,7 @@ class PermissionStore:
 
     def _save(self, target: RuleFile, was_trusted: bool) -> None:
         digest = target.save()
+        target.stamp = target.current_stamp()
         # Writing through turnstone keeps the project file as trusted as it was: the user's own
         # change must not switch on allow rules someone else put there.
         if target is self.project and was_trusted:

@@ -185,6 +185,8 @@ class ToolPipeline:
         results = {} if results is None else results
         try:
             ui.on_tools_prepared(items)
+            if self.policy.store is not None:  # the files may have been edited since the last batch
+                await asyncio.to_thread(self.policy.store.refresh)
             verdicts = self._judge(items)
             asked = [i for i in items if (v := verdicts.get(i.call_id)) is not None and v.effect == "ask"]
             decision = await self._approve(asked)
