@@ -388,3 +388,19 @@ async def test_a_server_never_logged_in_to_gets_no_oauth_provider(tmp_path: Path
     assert isinstance(robot._auth(), ClientCredentialsOAuth)  # no person needed: always ready
     await TokenStore("secure", url, tmp_path).set_tokens(OAuthToken(access_token="at-x", expires_in=60))
     assert isinstance(conn()._auth(), BrowserOAuth)
+
+
+async def test_a_revoked_login_turns_the_server_to_needs_login(
+    make_manager, oauth_servers: OAuthServers, tmp_path: Path
+) -> None:
+    manager, _, _ = await _logged_in(make_manager, oauth_servers, tmp_path)
+    oauth_servers.revoke_tokens()  # access and refresh tokens: nothing left to refresh with
+    result = await manager.call_tool("mcp__secure__whoami", {})
+    assert result.is_error and result.text == (
+        "MCP server 'secure' refused tool 'whoami': the login expired or was revoked; log in again: "
+        "/mcp login secure (l in the MCP panel)"
+    )
+    status = manager.status("secure")
+    assert status.state is ServerState.FAILED and status.needs_login, status
+    assert (await manager.login("secure", Browser())).endswith("connected: 3 tools")
+    assert not (await manager.call_tool("mcp__secure__whoami", {})).is_error

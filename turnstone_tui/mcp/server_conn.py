@@ -786,6 +786,9 @@ class ServerConnection:
                 ) from None
             refused = self._refusal(what) if self._auth_refusals != refusals else None
             if refused is not None:
+                if self.auth_problem is not None and self.auth_problem[0] == 401:
+                    # No token the server takes, and no refresh helped: the panel says "needs login"
+                    self._mark_broken("the server refused the token")
                 raise McpCallError(refused) from None
             raise McpCallError(f"MCP server '{self.name}' rejected {what}: {describe_error(exc)}") from None
         except ValidationError as exc:

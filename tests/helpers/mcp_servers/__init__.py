@@ -163,6 +163,11 @@ class OAuthServers:
 
         httpx.post(f"{self.issuer}/test/expire", timeout=10).raise_for_status()
 
+    def revoke_tokens(self) -> None:
+        import httpx
+
+        httpx.post(f"{self.issuer}/test/revoke", timeout=10).raise_for_status()
+
     def mint(self, resource: str, scope: str = "mcp:read") -> dict[str, object]:
         import httpx
 

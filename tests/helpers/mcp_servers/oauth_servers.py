@@ -18,7 +18,8 @@ a token it does not know, that expired, or that was issued for another resource 
 403 ``insufficient_scope`` (a step-up).
 
 Test hooks on the authorization server: ``GET /test/events`` (what happened, in order, without
-secrets), ``POST /test/expire`` (every access token expires now), ``POST /test/mint?resource=&scope=``
+secrets), ``POST /test/expire`` (every access token expires now), ``POST /test/revoke`` (every access and
+refresh token is forgotten), ``POST /test/mint?resource=&scope=``
 (a token for any resource, to show the protected server refuses tokens for others).
 """
 
@@ -249,6 +250,12 @@ def authorization_server(state: AuthState) -> Starlette:
             info["expires_at"] = int(time.time()) - 1
         return JSONResponse({"expired": len(state.tokens)})
 
+    async def revoke(request: Request) -> JSONResponse:
+        count = len(state.tokens) + len(state.refresh)
+        state.tokens.clear()
+        state.refresh.clear()
+        return JSONResponse({"revoked": count})
+
     async def mint(request: Request) -> JSONResponse:
         q = request.query_params
         return JSONResponse(
@@ -264,6 +271,7 @@ def authorization_server(state: AuthState) -> Starlette:
             Route("/test/events", events),
             Route("/test/expire", expire, methods=["POST"]),
             Route("/test/mint", mint, methods=["POST"]),
+            Route("/test/revoke", revoke, methods=["POST"]),
         ]
     )
 
