@@ -158,6 +158,7 @@ class ServerConnection:
         self.subscriptions: set[str] = set()
         self.can_subscribe = False
         self._subscriptions_changed = asyncio.Event()
+        self._connect_deadline = 0.0  # loop time by which the current attempt must be connected
         self.client_side = client_side or ClientSide()
         self._log_level = config.log_level or log_level
         self.instructions = ""
@@ -358,6 +359,9 @@ class ServerConnection:
         self._pending_kinds.clear()
         self._refresh_wanted = asyncio.Event()
         self._set_state(ServerState.CONNECTING)
+        # The handshake is bounded from now, not from when the last attempt finished stopping its
+        # process: a refresh that waits connect_timeout (+1 s) sees the outcome.
+        self._connect_deadline = asyncio.get_running_loop().time() + self._connect_timeout
         self._task = asyncio.create_task(self._run(previous, self._attempt), name=f"mcp-{self.name}")
 
     async def wait_settled(self, within: float | None = None) -> bool:
@@ -456,7 +460,7 @@ class ServerConnection:
                 self._fail(f"no answer to the MCP handshake within {self._connect_timeout:g}s{noise}")
                 connect_scope.cancel()
 
-        timer = loop.call_later(self._connect_timeout, connect_timed_out)
+        timer = loop.call_later(max(0.0, self._connect_deadline - loop.time()), connect_timed_out)
         try:
             # The connect scope encloses the whole session: anyio scopes must nest, and the SDK's
             # task groups are entered inside it.
