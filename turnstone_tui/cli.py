@@ -304,5 +304,27 @@ async def _mcp_login(cfg: Config, mcp_config: str | None, name: str, command: st
     return 0
 
 
+def entry() -> None:
+    """The ``turnstone-tui`` console script: ``main()``, then exit without tearing the interpreter
+    down. Everything of ours is closed by then (the session, storage, the provider, tool processes);
+    what is left is freeing every module object, which after a model SDK's thousands of pydantic
+    classes costs about as long as the whole answer (0.5-1 s measured). Exit handlers still run and
+    the output is flushed first. Errors (argparse's usage exits, tracebacks) take the normal path."""
+    code = main()
+    _exit_now(code)
+
+
+def _exit_now(code: int) -> None:
+    import atexit
+
+    atexit._run_exitfuncs()  # noqa: SLF001 - what a normal exit runs (logging's flush among them)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe: nothing more can be said
+            pass
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()

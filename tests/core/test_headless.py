@@ -184,3 +184,37 @@ def test_resume_after_the_process_is_killed_mid_turn(tmp_path: Path) -> None:
     roles = [m["role"] for m in body["messages"]]
     assert roles == ["system", "user", "assistant", "tool", "user"]
     assert "interrupted" in body["messages"][3]["content"]
+
+
+EXIT_WITNESS = """
+import atexit, sys
+from turnstone_tui import cli
+
+class TornDown:
+    def __del__(self):
+        sys.__stderr__.write("interpreter torn down\\n")
+
+witness = TornDown()
+atexit.register(lambda: print("exit handler ran"))
+sys.argv = ["turnstone-tui", *sys.argv[1:]]
+cli.entry()
+"""
+
+
+def test_the_console_script_exits_without_tearing_the_interpreter_down(
+    model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """After a clean run the process ends at once (module teardown after a model SDK costs about a
+    second); exit handlers still run and everything printed arrives."""
+    model_server.script([Reply.text("Answer before exit.")])
+    proc = subprocess.run(
+        [sys.executable, "-c", EXIT_WITNESS, *base_args(model_server, tmp_path, "openai"), "-p", "hi"],
+        cwd=tmp_path,
+        env=cli_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["Answer before exit.", "exit handler ran"]
+    assert "session: " in proc.stderr and "interpreter torn down" not in proc.stderr
