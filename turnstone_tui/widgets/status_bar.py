@@ -61,11 +61,17 @@ class StatusBar(Horizontal):
         yield Label(id="status-inbox")
 
     def on_mount(self) -> None:
+        self._ticks = 0
         self._refresh_all()
         self._refresh_state()
         on_tick(self, self._tick)
 
     def _tick(self) -> None:
+        # Every third tick (about 3 a second, as before the shared tick): a repaint at the bottom
+        # of the screen widens the frame's painted area to everything above it that changed.
+        self._ticks += 1
+        if self._ticks % 3:
+            return
         if self.state in (SessionState.THINKING, SessionState.RUNNING) and not clock.is_frozen():
             self._refresh_state()
 
