@@ -3,7 +3,9 @@
 A real ChatSession (OpenAI SDK -> scripted model server, real bash and write_file) asks the real
 ApprovalScreen, driven with Pilot by random key sequences (row moves, space "always" toggles, x skips)
 ended by y / n / a / esc. Just before the final key the test reads which rows show "skipped"; after the
-turn, the calls that started must be exactly the rows not skipped (none for n / esc).
+turn, the calls that started must be exactly the rows not skipped (none for n / esc). After an
+approval the same calls come again: exactly those whose row's "always" rule was granted (ticked with
+space, or every row with a; never a skipped one) run without a question, the others are asked.
 """
 
 from __future__ import annotations
@@ -99,8 +101,16 @@ async def _scenario(server: ScriptedModelServer, kinds: list[str], moves: list[s
                 rows = list(host.screen.query(ApprovalRow))
                 assert [row.item.call_id for row in rows] == [c[2] for c in calls]
                 shown_skipped = {row.item.call_id for row in rows if row.skipped}
+                # rows whose "always" rule is granted: ticked (space) or all with a, never a skipped one
+                always = {
+                    i
+                    for i, row in enumerate(rows)
+                    if not row.skipped and (row.scope or final == "a") and row.rules
+                }
                 await pilot.press(final)
                 await asyncio.wait_for(turn, 120)
+                if final in ("y", "a"):
+                    await _same_calls_again(server, session, ui, host, pilot, calls, always)
             finally:
                 await session.aclose()
 
@@ -108,11 +118,33 @@ async def _scenario(server: ScriptedModelServer, kinds: list[str], moves: list[s
             expected = {c[2] for c in calls} - shown_skipped
         else:
             expected = set()
-        assert set(ui.started) == expected, (moves, final, shown_skipped)
-        assert set(ui.results) == {c[2] for c in calls}  # every call got its one result
+        first = {c[2] for c in calls}
+        assert set(ui.started) & first == expected, (moves, final, shown_skipped)
+        assert set(ui.results) & first == first  # every call got its one result
         for name, _args, call_id in calls:
             if name == "write_file":
                 assert (root / f"{call_id}.txt").exists() == (call_id in expected)
+
+
+async def _same_calls_again(server, session, ui, host, pilot, calls, always: set[int]) -> None:
+    """The same commands and files again: the calls an "always" rule was granted for run without
+    a question, the others are asked about (and denied here)."""
+    again = [(name, args, f"{call_id}_again") for name, args, call_id in calls]
+    server.script([Reply.tools(again), Reply.text("done")])
+    started_before = len(ui.started)
+    asked_before = len(ui.approval_requests)
+    turn = asyncio.create_task(session.send("again"))
+    while not turn.done():
+        if isinstance(host.screen, ApprovalScreen):
+            await pilot.press("n")
+        await pilot.pause(0.02)
+    await turn
+    asked = {item.call_id for request in ui.approval_requests[asked_before:] for item in request}
+    ran = set(ui.started[started_before:])
+    assert set(ui.results) >= {c[2] for c in again}  # every call got its one result
+    for i, (_name, _args, call_id) in enumerate(again):
+        assert (call_id in ran) == (i in always), (call_id, always)
+        assert (call_id in asked) == (i not in always), (call_id, always)
 
 
 @settings(
