@@ -9,7 +9,7 @@ import logging
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .config import Config, ConfigError, load_config
@@ -222,8 +222,18 @@ def run_app(cfg: Config, args: argparse.Namespace) -> int:
         options.defer_provider = True  # the SDK loads in a thread while the session starts
         return await runtime_module.Runtime.create(cfg, options=options)
 
+    async def stored_history() -> list[dict[str, Any]]:
+        # A resumed conversation is drawn from the database while the engine still loads.
+        from .storage.db import read_session_messages
+
+        return await asyncio.to_thread(read_session_messages, cfg.resolved_db_path(), args.resume or "")
+
     # The runtime (storage, provider, MCP) is built inside the app so the first frame is not delayed.
-    app = TurnstoneApp(runtime_factory=make_runtime, resume_id=args.resume)
+    app = TurnstoneApp(
+        runtime_factory=make_runtime,
+        resume_id=args.resume,
+        stored_history=stored_history if args.resume else None,
+    )
     app.run()
     return app.return_code or 0
 

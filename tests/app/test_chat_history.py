@@ -3,13 +3,19 @@ a resumed long session and a live one that outgrew the screen, both through the 
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
+from typing import Any
+
 import pytest
 from textual.pilot import Pilot
 
-from tests.app.helpers import answers, send, start, wait_until
+from tests.app.conftest import make_runtime
+from tests.app.helpers import answers, errors, infos, send, start, wait_until
 from tests.helpers.model_server import Reply, ScriptedModelServer
 from turnstone_tui.app.app import TurnstoneApp
 from turnstone_tui.runtime import Runtime
+from turnstone_tui.storage.db import read_session_messages
 from turnstone_tui.widgets.chat_messages import AssistantMessage, UserMessage
 from turnstone_tui.widgets.tool_card import ToolCard
 
@@ -106,3 +112,66 @@ async def test_a_live_session_keeps_what_scrolled_away_and_shows_it_again(
         await scroll_back_to_the_start(pilot, app)
         assert answers(app) == [f"Reply {n}.\n\nWith a second paragraph." for n in range(turns)]
         assert "ask 0" in screen_text(app)
+
+
+async def test_a_resumed_session_is_drawn_from_the_database_before_the_engine_is_ready(
+    model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """The resumed conversation's end is on screen while the engine (provider SDK, MCP) still
+    loads; once it is ready, the conversation is there once, not twice, and takes prompts."""
+    runtime = await make_runtime(model_server, tmp_path)
+    storage = runtime.storage
+    assert storage is not None
+    session_id = await storage.create_session(name="early")
+    for n in range(1, 41):
+        await storage.append_messages(session_id, stored_turn(n))
+    engine_may_start = asyncio.Event()
+
+    async def slow_engine() -> Runtime:
+        await engine_may_start.wait()
+        return runtime
+
+    async def stored() -> list[dict[str, Any]]:
+        return await asyncio.to_thread(read_session_messages, storage.path, session_id[:6])
+
+    app = TurnstoneApp(runtime_factory=slow_engine, resume_id=session_id, stored_history=stored)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(
+            pilot, lambda: "Answer number 40." in screen_text(app), 20, "the stored conversation"
+        )
+        assert not app.ready and app.runtime is None
+        engine_may_start.set()
+        await start(pilot)
+        assert app.session is not None and app.session.session_id == session_id
+        assert chat_texts(app).count("Answer number 40.") == 1
+        assert infos(app).count("— resumed —") == 1
+        model_server.script([Reply.text("Still here.")])
+        await send(pilot, "are you there")
+        assert answers(app)[-1] == "Still here."
+        await scroll_back_to_the_start(pilot, app)
+        assert chat_texts(app).count("question number 1") == 1
+
+
+async def test_an_early_drawn_conversation_the_session_cannot_open_is_cleared(
+    model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """What was drawn early goes away when the session then cannot be opened (here: the id is
+    unknown by the time the engine looks; in life, another process took the session)."""
+    runtime = await make_runtime(model_server, tmp_path)
+    storage = runtime.storage
+    assert storage is not None
+    drawn = await storage.create_session(name="drawn")
+    await storage.append_messages(drawn, stored_turn(1))
+
+    async def stored() -> list[dict[str, Any]]:
+        return read_session_messages(storage.path, drawn)
+
+    async def engine() -> Runtime:
+        return runtime
+
+    app = TurnstoneApp(runtime_factory=engine, resume_id="nosuchsession", stored_history=stored)
+    async with app.run_test(size=SIZE) as pilot:
+        await start(pilot)
+        assert app.session is not None and app.session.session_id != drawn
+        assert "Answer number 1." not in chat_texts(app) and app.chat.older_count == 0
+        assert any("nosuchsession" in text for text in errors(app))

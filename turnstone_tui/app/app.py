@@ -12,7 +12,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual import events, on, work
 from textual.app import App
@@ -51,6 +51,7 @@ log = logging.getLogger(__name__)
 
 QUIT_CONFIRM_SECONDS = 2.0
 RuntimeFactory = Callable[[], Awaitable["Runtime"]]
+StoredHistory = Callable[[], Awaitable[list[dict[str, Any]]]]
 
 INBOX_REFRESH_SECONDS = 15.0
 """How often the inbox count is read again (another process may have queued results)."""
@@ -97,6 +98,7 @@ class TurnstoneApp(App[None]):
         *,
         runtime_factory: RuntimeFactory | None = None,
         cwd: Path | None = None,
+        stored_history: StoredHistory | None = None,
     ) -> None:
         if runtime is None and runtime_factory is None:
             raise ValueError("TurnstoneApp needs a runtime or a runtime_factory")
@@ -104,6 +106,8 @@ class TurnstoneApp(App[None]):
         self.runtime: Runtime | None = runtime
         self._runtime_factory = runtime_factory
         self._owns_runtime = runtime is None
+        self._stored_history = stored_history
+        """Reads the resumed conversation from the database, so it is drawn while the engine loads."""
         self.resume_id = resume_id
         self.cwd = cwd or (runtime.options.cwd if runtime and runtime.options.cwd else None) or Path.cwd()
         self.session: ChatSession | None = None
@@ -182,15 +186,21 @@ class TurnstoneApp(App[None]):
 
     @work(group="session", exclusive=True, exit_on_error=False)
     async def _start_session(self, session_id: str | None, *, replay: bool = True) -> None:
+        shown_early = False
         try:
             if self.runtime is None:
                 assert self._runtime_factory is not None
+                if session_id and replay and self._stored_history is not None:
+                    shown_early = await self._show_stored_history()
                 self.runtime = await self._runtime_factory()
                 self.show_model(self.runtime)
             runtime = self.runtime
             try:
                 self.session = await runtime.create_session(self.bridge, session_id)
             except ValueError as exc:  # unknown session id: say so, start fresh
+                if shown_early:  # (or held by another process) not the conversation drawn early
+                    await self.chat.clear_chat()
+                    shown_early = False
                 await self.chat.add_error(str(exc))
                 self.session = await runtime.create_session(self.bridge, None)
             if runtime.mcp is not None and self._remove_mcp_listener is None:
@@ -210,7 +220,8 @@ class TurnstoneApp(App[None]):
         if banner:
             await self.chat.add_info(banner)
         if session_id and replay and self.session.messages:
-            await replay_messages(self.chat, self.session.messages)
+            if not shown_early:
+                await replay_messages(self.chat, self.session.messages)
             for message in self.session.messages:
                 if (
                     message.get("role") == "user"
@@ -248,6 +259,20 @@ class TurnstoneApp(App[None]):
             await ready()
         except ProviderError as exc:
             await self.chat.add_error(f"The model provider is not usable: {exc}")
+
+    async def _show_stored_history(self) -> bool:
+        """Draw the resumed conversation as stored, before the engine is built (the provider's SDK
+        takes seconds to import); True if it was drawn."""
+        assert self._stored_history is not None
+        try:
+            messages = await self._stored_history()
+        except Exception:  # the session start reports problems with the database
+            log.exception("could not read the stored conversation early")
+            return False
+        if not messages:
+            return False
+        await replay_messages(self.chat, messages)
+        return True
 
     def refresh_status(self) -> None:
         if self.session is not None:

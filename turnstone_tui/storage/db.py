@@ -516,10 +516,41 @@ class Storage:
         await self._conn.commit()
 
 
+def read_session_messages(path: Path | str, session: str) -> list[dict[str, Any]]:
+    """A stored session's messages (by id or unique id prefix), read without opening the database
+    for writing: what a resumed app draws while its engine still loads. [] when the file, the
+    session or the schema is not there. Blocking: run it in a thread."""
+    path = Path(path)
+    if str(path) == ":memory:" or not path.is_file() or not session:
+        return []
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return []
+    try:
+        conn.row_factory = sqlite3.Row
+        rows = (
+            conn.execute("SELECT id FROM sessions WHERE id = ?", (session,)).fetchall()
+            or conn.execute(
+                "SELECT id FROM sessions WHERE id LIKE ? ORDER BY updated DESC LIMIT 2", (session + "%",)
+            ).fetchall()
+        )
+        if len(rows) != 1:
+            return []
+        found = conn.execute(
+            "SELECT * FROM messages WHERE session_id = ? ORDER BY id", (rows[0]["id"],)
+        ).fetchall()
+        return [_row_to_message(row) for row in found]
+    except (sqlite3.Error, ValueError):
+        return []
+    finally:
+        conn.close()
+
+
 _MESSAGE_COLUMNS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name", "is_error"})
 
 
-def _row_to_message(row: aiosqlite.Row) -> dict[str, Any]:
+def _row_to_message(row: aiosqlite.Row | sqlite3.Row) -> dict[str, Any]:
     message: dict[str, Any] = {"role": row["role"], "content": row["content"]}
     extra = json.loads(row["extra"]) if row["extra"] else {}
     if extra.pop("_content_json", False) and row["content"] is not None:
