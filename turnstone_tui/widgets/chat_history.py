@@ -32,7 +32,7 @@ def revival(widget: Widget) -> Revive | None:
         source = widget.source
         return lambda: AssistantMessage(source, finished=True, classes=classes)
     if isinstance(widget, ToolCard):
-        return widget.rebuilt if widget.finished_at is not None else None
+        return widget.recipe() if widget.finished_at is not None else None
     if isinstance(widget, ReasoningBlock):
         if not widget.finished:
             return None

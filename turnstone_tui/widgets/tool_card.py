@@ -7,6 +7,8 @@ A finished bash pane "collapses into its card": the app passes the pane's bounde
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Literal
 
 from textual import events
@@ -193,15 +195,19 @@ class ToolCard(Vertical, can_focus=True):
         status, label = classify_result(self.item, result)
         self._finish(status, label, result, output_lines)
 
-    def rebuilt(self) -> ToolCard:
-        """A new card showing this finished call as it ended (the chat mounts it again when the
-        view scrolls back to it)."""
-        card = ToolCard(self.item)
-        if self.result is not None:
-            card.started_at = self.started_at
-            card._finish(self.status, self.status_label, self.result, self.output_lines)
-            card.finished_at = self.finished_at
-        return card
+    def recipe(self) -> Callable[[], ToolCard]:
+        """How to build a new card showing this finished call as it ended (the chat mounts it
+        again when the view scrolls back to it). Holds the call's data, not this widget."""
+        return partial(
+            _finished_card,
+            self.item,
+            self.status,
+            self.status_label,
+            self.result,
+            list(self.output_lines),
+            self.started_at,
+            self.finished_at,
+        )
 
     def action_toggle(self) -> None:
         if self.can_expand:
@@ -291,3 +297,20 @@ class ToolCard(Vertical, can_focus=True):
         # Expanded, the full output replaces the preview (the preview is its first lines).
         self._summary.display = bool(summary_lines) and not self.expanded
         self.refresh_bindings()
+
+
+def _finished_card(
+    item: PreparedItem,
+    status: CardStatus,
+    label: str,
+    result: ToolResult | None,
+    output_lines: list[str],
+    started_at: float | None,
+    finished_at: float | None,
+) -> ToolCard:
+    card = ToolCard(item)
+    if result is not None:
+        card.started_at = started_at
+        card._finish(status, label, result, output_lines)
+        card.finished_at = finished_at
+    return card
