@@ -134,7 +134,7 @@ def read_word(raw: str, home: str | None = None) -> Word:
             else:
                 out.append(known)
             continue
-        if c in "*?[":
+        if c in "*?" or (c == "[" and "]" in raw[i + 1 :]):  # a lone [ (the test command) is literal
             pattern = True
         elif c == "{" and _BRACE.match(raw, i):
             pattern = True
