@@ -48,7 +48,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-sandbox", action="store_true", help="run bash, math and watch commands without the OS sandbox"
     )
     p.add_argument(
-        "--allow", action="append", default=[], metavar="TOOL", help="auto-approve this tool (repeatable)"
+        "--allow",
+        action="append",
+        default=[],
+        metavar="RULE",
+        help="run without asking: a tool name or a permission rule, e.g. 'bash(npm run test:*)' (repeatable)",
     )
     p.add_argument("--tool-timeout", type=int, metavar="SECONDS", help="default bash timeout")
     p.add_argument("--tool-truncation", type=int, metavar="CHARS", help="max characters of a tool result")

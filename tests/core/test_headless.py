@@ -115,6 +115,26 @@ def test_tools_needing_approval_are_denied_without_allow(tmp_path: Path) -> None
     assert "--skip-permissions" in tool_results(second, "openai")[0]
 
 
+def test_allow_takes_a_permission_rule(tmp_path: Path) -> None:
+    """--allow 'bash(echo:*)' runs echo, not a compound line with another command; a deny rule in the
+    project file refuses what --allow would allow."""
+    marker = tmp_path / "ran"
+    (tmp_path / ".turnstone").mkdir()
+    (tmp_path / ".turnstone" / "permissions.toml").write_text('deny = ["bash(echo secret:*)"]\n')
+    calls = [
+        ("bash", {"command": "echo allowed-by-rule"}, "c1"),
+        ("bash", {"command": f"echo sneaky && touch {marker}"}, "c2"),
+        ("bash", {"command": "echo secret stuff"}, "c3"),
+    ]
+    with ScriptedModelServer([Reply.tools(calls), Reply.text("ok")]) as s:
+        proc = run_cli([*base_args(s, tmp_path, "openai"), "--allow", "bash(echo:*)", "-p", "x"], tmp_path)
+        results = tool_results(s.model_requests()[1].body, "openai")
+    assert proc.returncode == 0, proc.stderr
+    assert "allowed-by-rule" in results[0]
+    assert "--skip-permissions" in results[1] and not marker.exists()  # asked, and headless denies
+    assert "denied by the rule bash(echo secret:*) (project scope)" in results[2]
+
+
 def test_prompt_from_stdin(tmp_path: Path) -> None:
     with ScriptedModelServer([Reply.text("read it")]) as s:
         proc = run_cli([*base_args(s, tmp_path, "openai"), "-p", "-"], tmp_path, stdin="prompt via stdin\n")
