@@ -34,7 +34,7 @@ from . import convert
 from .asks import ServerAsks
 from .client_side import ClientSide, LogEntry, Sampler
 from .config import ServerConfig, load_server_configs
-from .server_conn import McpCallError, ServerConnection
+from .server_conn import SETTLE_MARGIN, McpCallError, ServerConnection
 
 __all__ = ["McpManager", "McpEvent", "ServerState", "ServerStatus"]
 
@@ -174,7 +174,7 @@ class McpManager:
         )
         await conn.close()
         conn.connect()
-        await conn.wait_settled(self._connect_timeout + 1)
+        await conn.wait_settled(self._connect_timeout + SETTLE_MARGIN)
         if conn.state is ServerState.CONNECTED:
             return f"{message}\nMCP server '{server}' connected: {len(conn.tools)} tools"
         return f"{message}\nMCP server '{server}' is {conn.state.value}: {conn.error or ''}".rstrip(": ")
@@ -187,7 +187,7 @@ class McpManager:
         message = logout(server, conn.token_store())
         await conn.close()
         conn.connect()
-        await conn.wait_settled(self._connect_timeout + 1)
+        await conn.wait_settled(self._connect_timeout + SETTLE_MARGIN)
         return message
 
     # --- the client's side: what servers may ask, roots, logs --------------------------------

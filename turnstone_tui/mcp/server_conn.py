@@ -52,6 +52,10 @@ LIST_KINDS: tuple[EventKind, ...] = ("tools", "resources", "prompts")
 _MAX_PAGES = 100  # a paginator that never ends cannot hang a listing
 _HEALTH_TIMEOUT = 5.0  # after a call timed out: does the server still answer at all?
 _COALESCE = 0.05  # seconds: bursts of list_changed notifications become one refresh
+# How long past the handshake limit a waiter gives a connection to settle (fail or connect): the
+# failure itself (killing the process tree, closing the SDK contexts) takes seconds on a busy machine.
+# Waits end as soon as the connection settles, so the margin costs nothing when all is well.
+SETTLE_MARGIN = 10.0
 
 UpdateFn = Callable[["ServerConnection", EventKind, tuple[str, ...], tuple[str, ...]], None]
 ResourceUpdatedFn = Callable[["ServerConnection", str], None]
@@ -709,12 +713,12 @@ class ServerConnection:
     async def refresh(self) -> None:
         """Re-read every list now; a failed or disconnected server is reconnected instead."""
         if self.state is ServerState.CONNECTING:
-            await self.wait_settled(self._connect_timeout + 1)
+            await self.wait_settled(self._connect_timeout + SETTLE_MARGIN)
             return
         client = self._client
         if self.state is not ServerState.CONNECTED or client is None:
             self.connect()
-            await self.wait_settled(self._connect_timeout + 1)
+            await self.wait_settled(self._connect_timeout + SETTLE_MARGIN)
             return
         try:
             await self._fetch(client, LIST_KINDS)
@@ -725,7 +729,7 @@ class ServerConnection:
 
     async def _live_client(self) -> Client:
         if self.state is ServerState.CONNECTING:
-            await self.wait_settled(self._connect_timeout + 1)
+            await self.wait_settled(self._connect_timeout + SETTLE_MARGIN)
         client = self._client
         if self.state is not ServerState.CONNECTED or client is None:
             why = f": {self.error}" if self.error else ""
