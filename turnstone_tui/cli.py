@@ -205,9 +205,39 @@ async def run_headless(cfg: Config, prompt: str, args: argparse.Namespace) -> in
     return 0
 
 
+APP_LOG_BYTES = 1_000_000  # one file of about 1 MB plus one rotated file
+
+
+def route_logs_to_file(path: Path) -> Path | None:
+    """The full-screen app owns the terminal: log records (ours and any library's) go to ``path``
+    (0600, rotated, bounded), never to stderr, where they would be drawn over the screen.
+    Returns the file, or None when it cannot be written (records are then dropped)."""
+    from logging.handlers import RotatingFileHandler
+
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler):
+            root.removeHandler(handler)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        path.touch(mode=0o600, exist_ok=True)
+        os.chmod(path, 0o600)
+        handler = RotatingFileHandler(path, maxBytes=APP_LOG_BYTES, backupCount=1, encoding="utf-8")
+    except OSError:
+        root.addHandler(logging.NullHandler())
+        return None
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root.addHandler(handler)
+    return path
+
+
 def run_app(cfg: Config, args: argparse.Namespace) -> int:
     from .app.app import TurnstoneApp
+    from .config import log_dir
     from .core.registry import ToolDefinitionError, default_registry
+
+    if not os.environ.get("TURNSTONE_LOG_FILE"):
+        route_logs_to_file(log_dir() / "turnstone-tui.log")
 
     try:
         default_registry()

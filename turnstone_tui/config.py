@@ -29,6 +29,10 @@ def data_dir() -> Path:
     return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
 
 
+def log_dir() -> Path:
+    return Path(platformdirs.user_log_dir(APP_NAME, appauthor=False))
+
+
 def default_config_path() -> Path:
     env = os.environ.get("TURNSTONE_CONFIG")
     return Path(env).expanduser() if env else config_dir() / "config.toml"
