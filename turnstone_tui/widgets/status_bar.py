@@ -14,7 +14,6 @@ from textual.widgets import Label
 from ..core.types import SessionState, StatusInfo
 from . import clock
 from .tick_label import TickLabel
-from .ticker import on_tick
 
 _STATE_LABELS: dict[SessionState, str] = {
     SessionState.IDLE: "idle",
@@ -61,17 +60,11 @@ class StatusBar(Horizontal):
         yield Label(id="status-inbox")
 
     def on_mount(self) -> None:
-        self._ticks = 0
         self._refresh_all()
         self._refresh_state()
-        on_tick(self, self._tick)
+        self.set_interval(0.25, self._tick)
 
     def _tick(self) -> None:
-        # Every third tick (about 3 a second, as before the shared tick): a repaint at the bottom
-        # of the screen widens the frame's painted area to everything above it that changed.
-        self._ticks += 1
-        if self._ticks % 3:
-            return
         if self.state in (SessionState.THINKING, SessionState.RUNNING) and not clock.is_frozen():
             self._refresh_state()
 

@@ -1,11 +1,12 @@
 """One clock tick for every spinner on screen.
 
-Each running pane, tool card and the status bar shows a spinner and an elapsed time. With a timer
-each, their repaints fell into different frames, and a frame paints the rectangle around all that
+Each running pane and tool card shows a spinner and an elapsed time. With a timer each, their
+repaints fell into different frames, and a frame paints the rectangle around all that
 changed in it (the status bar at the bottom, a card at the top: the whole screen): up to 60 frames
 a second, each drawing everything. Subscribed to one timer per app instead, they all change in the
 same frame, ``SPINNER_FPS`` times a second, and the frames between (a typed key, a pane scrolling)
-draw only what changed.
+draw only what changed. (The status bar keeps its own slower timer: an always-running app tick
+kept the app from ever being idle and measured slower from approval to answer.)
 """
 
 from __future__ import annotations
