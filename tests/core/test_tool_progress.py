@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers.mcp_servers import asking_server
+from tests.helpers.mcp_servers import asking_server, stdio_server
 from tests.helpers.model_server import Reply, ScriptedModelServer
 from tests.helpers.recording_ui import RecordingUI
 from turnstone_tui.core.protocol import SessionUI
@@ -58,3 +58,42 @@ def test_every_front_end_speaks_the_progress_callback() -> None:
     assert parent.progress == {"c1": [(1, 2, "half")]}
     for ui in (parent, sub, HeadlessUI(out=io.StringIO(), err=io.StringIO())):
         assert isinstance(ui, SessionUI)
+
+
+async def test_a_call_to_a_failed_mcp_server_says_so_and_how_to_reconnect(
+    model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    manager = McpManager(
+        {"quitter": stdio_server("quitter", "--mode", "exit"), "fine": stdio_server("fine")},
+        connect_timeout=60,
+        call_timeout=30,
+    )
+    await manager.start()
+    await manager.wait_ready(90)
+    try:
+        model_server.script(
+            [
+                Reply.tools(
+                    [
+                        ("mcp__quitter__echo", {"text": "hi"}, "call_dead"),
+                        ("mcp__fine__no_such_tool", {}, "call_missing"),
+                        ("mcp__ghost__echo", {}, "call_ghost"),
+                    ]
+                ),
+                Reply.text("told"),
+            ]
+        )
+        cfg = model_server.config("openai")
+        cfg.tools.skip_permissions = True
+        ui = RecordingUI()
+        session = build_session(cfg, create_provider(cfg), ui, mcp=manager, cwd=tmp_path)
+        await session.start()
+        await session.send("use the tools")
+        dead = ui.results["call_dead"][1]
+        assert dead.is_error
+        assert "MCP server 'quitter' is failed" in dead.text and "refusing to start (bad setup)" in dead.text
+        assert "/mcp refresh quitter" in dead.text
+        assert "MCP server 'fine' has no tool of that name" in ui.results["call_missing"][1].text
+        assert "not available in this session" in ui.results["call_ghost"][1].text
+    finally:
+        await manager.aclose()

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .arguments import ArgumentLimits, check_arguments, validate_arguments
+from .mcp_bridge import ServerState
 from .model_output import clean_text
 from .outcomes import CANCELLED_TEXT, cancelled_result, denied_result, refused_result
 from .permission_store import PermissionStore
@@ -132,6 +133,22 @@ class ToolPipeline:
             max_depth=getattr(tools, "max_argument_depth", ArgumentLimits.max_depth),
         )
 
+    def _unknown_tool(self, name: str) -> str:
+        """Why a call names no tool of this session; for an MCP tool, what its server's state is."""
+        mcp = self.ctx.mcp
+        if mcp is not None and name.startswith(MCP_PREFIX):
+            for status in mcp.statuses():
+                if not name.startswith(f"{MCP_PREFIX}{status.name}__"):
+                    continue
+                if status.state is not ServerState.CONNECTED:
+                    why = f": {status.error}" if status.error else ""
+                    return (
+                        f"unknown tool {name!r}: its MCP server '{status.name}' is {status.state.value}{why} "
+                        f"(the user can reconnect it with /mcp refresh {status.name})"
+                    )
+                return f"unknown tool {name!r}: MCP server '{status.name}' has no tool of that name"
+        return f"unknown tool {name!r}: it is not available in this session"
+
     async def _prepare(self, call: ToolCall) -> PreparedItem:
         name = call.name
         if call.refused:
@@ -145,9 +162,7 @@ class ToolPipeline:
         args = parsed.args
         schema = self.schema_for(name)
         if schema is None:
-            return error_item(
-                call.id, name, args, f"unknown tool {name!r}: it is not available in this session"
-            )
+            return error_item(call.id, name, args, self._unknown_tool(name))
         args, error = validate_arguments(args, schema.get("function", schema).get("parameters", {}))
         if error is not None:
             return error_item(call.id, name, args, f"{name}: {error}")
