@@ -47,11 +47,11 @@ if TYPE_CHECKING:
 
 # Frozen chunks within this many viewport heights above or below the view stay laid out.
 REACH = 0.5
-KEEP_ABOVE = 3
+KEEP_ABOVE = 4
 """Screens of finished entries kept mounted above the view while it follows the end."""
-LOAD_MARGIN = 1.5
+LOAD_MARGIN = 3
 """Older entries are mounted when the view comes within this many screens of the top."""
-LOAD_BATCH = 4
+LOAD_BATCH = 2
 """Entries mounted per step when the view scrolls up to them."""
 TRIM_BATCH = 4
 """Entries leave the DOM in groups of at least this many (one relayout for several)."""
