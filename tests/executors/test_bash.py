@@ -95,7 +95,7 @@ async def test_stop_on_error_sets_e(tmp_path: Path) -> None:
 async def test_stdin_is_closed_so_reads_end_at_once(tmp_path: Path) -> None:
     started = time.monotonic()
     result = await run(PREPARERS, make_ctx(tmp_path), "bash", command="read x; echo got:$x; cat; echo done")
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30  # not the tool's timeout
     assert "got:\n" in result.text and "done" in result.text
 
 
@@ -130,7 +130,7 @@ async def test_timeout_kills_the_whole_group_including_grandchildren(tmp_path: P
     rec = Recorder()
     started = time.monotonic()
     result = await execute(item, rec)
-    assert time.monotonic() - started < 6
+    assert time.monotonic() - started < 30  # the 1 s timeout, not the 100 s sleeps
     assert result.is_error
     assert "[timed out after 1 s" in result.text
     pids = _pids(rec)
@@ -209,7 +209,7 @@ async def test_background_process_holding_the_pipe_does_not_block(tmp_path: Path
     rec = Recorder()
     result = await execute(await bash(tmp_path, command="sleep 30 & echo $!; echo started"), rec)
     try:
-        assert time.monotonic() - started < 6
+        assert time.monotonic() - started < 20  # not the 30 s sleep
         assert "started" in result.text
         assert "background processes kept the output open" in result.text
         assert result.text.endswith("[exit code: 0]")
@@ -223,7 +223,7 @@ async def test_daemon_with_redirected_output_returns_at_once(tmp_path: Path) -> 
     rec = Recorder()
     result = await execute(await bash(tmp_path, command="sleep 30 > /dev/null 2>&1 & echo $!"), rec)
     try:
-        assert time.monotonic() - started < 1.5
+        assert time.monotonic() - started < 20  # not the 30 s sleep
         assert "background" not in result.text
     finally:
         for pid in _pids(rec):
@@ -307,7 +307,7 @@ async def test_a_failing_emit_does_not_leave_the_process_running(tmp_path: Path)
     started = time.monotonic()
     with pytest.raises(RuntimeError, match="ui exploded"):
         await item.execute(ExecContext(item.call_id, emit))
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 30  # not the 100 s sleep
     assert wait_gone(pids) == []
 
 

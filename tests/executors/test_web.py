@@ -390,12 +390,12 @@ async def test_time_limit(tmp_path: Path) -> None:
     import time
 
     def slow(_req: Request) -> Response:
-        time.sleep(3)
+        time.sleep(8)
         return Response(200, "late")
 
     with LocalServer({"/slow": slow}) as server:
         ctx = make_ctx(tmp_path, web_allow_hosts=frozenset({server.host_port}), web_fetch_timeout=0.5)
         started = time.monotonic()
         _, result = await fetch(ctx, f"{server.url}/slow")
-        assert time.monotonic() - started < 2.5
+        assert time.monotonic() - started < 6  # the 0.5 s limit, not the 8 s answer
     assert result is not None and result.is_error and "did not answer within 0.5 s" in result.text

