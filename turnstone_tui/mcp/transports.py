@@ -146,6 +146,24 @@ class SandboxUnavailable(RuntimeError):
     """A server that asks for the sandbox where it cannot run: it is not started unconfined."""
 
 
+def _own_files(words: list[str]) -> list[Path]:
+    """What the server's program needs to see even when it lives under /tmp (hidden by the private
+    /tmp otherwise): the program and the files it names, a script's own directory (its modules), and
+    the virtualenv a venv interpreter belongs to (its pyvenv.cfg and site-packages)."""
+    found: list[Path] = []
+    for word in words:
+        if not os.path.isabs(word):
+            continue
+        path = Path(word)
+        found.append(path)
+        if path.is_file():
+            found.append(path.parent)
+        venv = path.parent.parent
+        if (venv / "pyvenv.cfg").is_file():
+            found.append(venv)
+    return found
+
+
 async def sandboxed_argv(config: ServerConfig) -> list[str]:
     """The server's command inside bubblewrap with the [sandbox] profile: the filesystem read-only
     but its working directory (and [sandbox] writable), a private /tmp and PID namespace, the network
@@ -155,8 +173,7 @@ async def sandboxed_argv(config: ServerConfig) -> list[str]:
     cwd = Path(config.cwd or os.getcwd())
     argv = [config.command, *config.args]
     found = shutil.which(config.command)
-    # the program and the files it names stay visible even when they live under /tmp
-    readable = [Path(p) for p in [found or config.command, *config.args] if os.path.isabs(p)]
+    readable = _own_files([found or config.command, *config.args])
     run_plan = await asyncio.to_thread(plan, policy, argv, cwd=cwd, readable=readable)
     if not run_plan.sandboxed and policy.mode != "off":
         raise SandboxUnavailable(f"the sandbox it asks for cannot run ({run_plan.note})")
