@@ -246,16 +246,17 @@ class OpenAIProvider:
             return ProviderError(f"{prefix}{self.name} stream error: {exc.message}")
         return unexpected_error(self.name, exc, started=started)
 
-    async def _attempt(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        params = self.build_params(request)
+    async def _open_stream(self, path: str, params: dict[str, Any]) -> openai.AsyncStream[object]:
+        """POST a streamed request; its events arrive as decoded JSON dicts.
+
+        The SDK's generic request with ``cast_to=object``: ``chat.completions.create`` (or
+        ``responses.create``) would build a pydantic model per SSE event, which at a few thousand
+        events a second costs a tenth of the event loop while an answer streams. Status errors,
+        error events inside the stream and transport errors are still raised by the SDK as usual.
+        """
         try:
-            # The SDK's generic request with ``cast_to=object``: chunks arrive as the decoded JSON
-            # dicts. ``chat.completions.create`` would build a pydantic model per SSE event, which
-            # at a few thousand events a second costs a tenth of the event loop while an answer
-            # streams. Status errors, error events inside the stream and transport errors are
-            # still raised by the SDK as usual.
-            response = await self._client.post(
-                "/chat/completions",
+            return await self._client.post(
+                path,
                 body={**params, "stream": True},
                 cast_to=object,
                 stream=True,
@@ -263,6 +264,9 @@ class OpenAIProvider:
             )
         except Exception as exc:
             raise self._error(exc, started=False) from exc
+
+    async def _attempt(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        response = await self._open_stream("/chat/completions", self.build_params(request))
         parser = ThinkTagParser()
         finish_reason: str | None = None
         started = False
@@ -294,18 +298,7 @@ class OpenAIProvider:
         yield StreamDone(finish_reason)
 
     async def _attempt_responses(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        params = self.build_responses_params(request)
-        try:
-            # decoded JSON per event, as on the Chat Completions path (no pydantic model each)
-            response = await self._client.post(
-                "/responses",
-                body={**params, "stream": True},
-                cast_to=object,
-                stream=True,
-                stream_cls=openai.AsyncStream[object],
-            )
-        except Exception as exc:
-            raise self._error(exc, started=False) from exc
+        response = await self._open_stream("/responses", self.build_responses_params(request))
         state = ResponsesStreamState()
         started = False
         try:
