@@ -22,6 +22,8 @@ from .core.types import (
     ToolResult,
 )
 
+MCP_PREFIX = "mcp__"
+
 DENIAL_FEEDBACK = (
     "headless mode: this tool needs approval and no user can approve it "
     "(the user may re-run with --skip-permissions or --allow {tools})"
@@ -111,7 +113,13 @@ class HeadlessUI:
     def on_tool_progress(
         self, call_id: str, progress: float, total: float | None, message: str | None
     ) -> None:
-        """Progress is for a live screen; the headless transcript keeps to output and results."""
+        """``[progress] server/tool 3/10 message`` on stderr, so a long MCP call is seen to move."""
+        name = self._names.get(call_id, call_id)
+        if name.startswith(MCP_PREFIX) and "__" in name[len(MCP_PREFIX) :]:
+            name = "/".join(name[len(MCP_PREFIX) :].split("__", 1))
+        amount = f"{progress:g}/{total:g}" if total is not None and total > 0 else f"{progress:g}"
+        text = f"[progress] {name} {amount} {message or ''}".rstrip()
+        self._log(f"{self._dim}{terminal_safe(text)}{self._reset}")
 
     def on_tool_result(self, call_id: str, name: str, result: ToolResult) -> None:
         status = STATUS_LABELS[result.status] if result.status is not None else "ok"

@@ -175,3 +175,31 @@ def test_headless_declines_forms_refuses_sampling_and_names_the_server_that_need
     assert "sampling failed" in results[1] and "without an interactive user" in results[1]
     roots = results[2].splitlines()
     assert roots == [Path(os.path.realpath(tmp_path)).as_uri(), Path(os.path.realpath(extra)).as_uri()]
+
+
+def test_headless_prints_mcp_progress_on_stderr_and_keeps_stdout_the_answer(tmp_path: Path) -> None:
+    """A long MCP tool is seen to move: each progress notification is one ``[progress]`` line on
+    stderr (server/tool, done/total, message); stdout holds the answer only."""
+    from tests.helpers.mcp_servers import ASKING
+
+    mcp_json = tmp_path / "mcp.json"
+    mcp_json.write_text(
+        json.dumps({"mcpServers": {"asking": {"command": sys.executable, "args": [str(ASKING)]}}})
+    )
+    script = [Reply.tools([("mcp__asking__steps", {"count": 3})]), Reply.text("all steps done")]
+    with ScriptedModelServer(script) as server:
+        proc = subprocess.run(
+            [
+                sys.executable, "-m", "turnstone_tui.cli",
+                "--provider", "openai", "--base-url", server.openai_base_url, "--api-key", "k",
+                "--model", "test-model", "--db", str(tmp_path / "t.db"),
+                "--mcp-config", str(mcp_json), "--skip-permissions", "--tool-search", "off",
+                "-p", "do the steps",
+            ],
+            cwd=tmp_path, env=_env(tmp_path), capture_output=True, text=True, timeout=100,
+        )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "all steps done\n"
+    progress = [line for line in proc.stderr.splitlines() if line.startswith("[progress]")]
+    assert progress == [f"[progress] asking/steps {n}/3 step {n} of 3" for n in (1, 2, 3)]
+    assert proc.stderr.index("[progress] asking/steps 3/3") < proc.stderr.index("◀ mcp__asking__steps")
