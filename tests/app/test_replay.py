@@ -65,3 +65,17 @@ def test_a_call_repaired_on_resume_shows_as_cancelled() -> None:
 def test_an_unknown_stored_status_is_ignored() -> None:
     result = stored_result({"role": "tool", "content": "x", "status": "exploded", "process": {"bogus": 1}})
     assert result.status == "ok" and result.process is None
+
+
+def test_a_permission_mode_note_is_not_shown_as_a_user_message() -> None:
+    """The note told the model the mode; live, the user saw it in the status bar, not in the chat."""
+    from turnstone_tui.app.replay import replay_entries
+    from turnstone_tui.core.permissions import Mode, mode_note
+
+    messages = [
+        {"role": "user", "content": "plan it"},
+        mode_note(Mode.PLAN),
+        {"role": "assistant", "content": "ok"},
+    ]
+    shown = [(entry.func.__name__, entry.args) for entry in replay_entries(messages)]  # type: ignore[attr-defined]
+    assert shown == [("UserMessage", ("plan it",)), ("AssistantMessage", ("ok",))]

@@ -379,3 +379,64 @@ async def test_the_active_skill_is_restored_on_resume(model_server, tmp_path) ->
         assert "Write every answer as a haiku." not in other.system_prompt
     finally:
         await storage.close()
+
+
+async def test_the_model_is_told_the_permission_mode_when_it_changes(model_server, tmp_path) -> None:
+    """A mode change (shift+tab) reaches the model as a short note appended to the history before
+    the next request, mid-turn too; the system prompt (the cached prefix) stays the same; a resumed
+    session knows what it last told the model."""
+    from turnstone_tui.core.permissions import Mode
+
+    model_server.script(
+        [
+            Reply.text("default answer"),
+            Reply.tools([("write_file", {"path": "a.txt", "content": "x"}, "call_w")]),
+            Reply.text("planned"),
+            Reply.text("still planning"),
+            Reply.text("back to default"),
+        ]
+    )
+    cfg = make_config(model_server, tmp_path)
+    storage = await Storage.open(tmp_path / "t.db")
+    try:
+        ui = RecordingUI()
+        session = await new_session(cfg, ui, tmp_path, storage=storage)
+        await session.send("hello")  # default mode: nothing to tell
+        session.set_mode(Mode.ACCEPT_EDITS)
+
+        def switch_to_plan(items: list) -> ApprovalDecision:  # the user presses shift+tab mid-turn
+            session.set_mode(Mode.PLAN)
+            return ApprovalDecision(approved=False)
+
+        ui.approvals.append(switch_to_plan)
+        session.set_mode(Mode.DEFAULT)  # and back before the turn: no note for a mode never in force
+        await session.send("write a.txt")
+        await session.send("go on")  # the mode did not change: no second note
+        await session.aclose()
+
+        resumed = await new_session(
+            cfg, RecordingUI(), tmp_path, storage=storage, session_id=session.session_id
+        )
+        await resumed.send("do it")  # a resumed session starts in default: the model is told so
+    finally:
+        await storage.close()
+    bodies = [r.body for r in model_server.model_requests()]
+    assert len({json.dumps(b["messages"][0]) for b in bodies}) == 1  # one system prompt throughout
+    notes = [
+        [
+            m["content"]
+            for m in b["messages"]
+            if m["role"] == "user" and m["content"].startswith("[permission mode")
+        ]
+        for b in bodies
+    ]
+    assert notes[0] == notes[1] == []
+    assert len(notes[2]) == 1 and notes[2][0].startswith("[permission mode: plan] Only read-only tools run")
+    assert bodies[2]["messages"][-1]["content"] == notes[2][0]  # after the refused call's result
+    assert bodies[2]["messages"][-2]["role"] == "tool"
+    assert notes[3] == notes[2]
+    assert notes[4][-1].startswith("[permission mode: default]") and len(notes[4]) == 2
+    assert bodies[4]["messages"][-2:] == [
+        {"role": "user", "content": "do it"},
+        {"role": "user", "content": notes[4][-1]},
+    ]

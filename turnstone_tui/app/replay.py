@@ -12,6 +12,7 @@ from typing import Any
 
 from ..core.mentions import strip_attachments
 from ..core.outcomes import NOT_STORED_TEXT
+from ..core.permissions import MODE_NOTE_KIND
 from ..core.types import PreparedItem, ProcessOutcome, ToolResult, ToolStatus
 from ..widgets.chat_history import Revive
 from ..widgets.chat_messages import AssistantMessage, InfoMessage, UserMessage
@@ -84,6 +85,8 @@ def replay_entries(messages: list[dict[str, Any]]) -> list[Revive]:
     for message in messages:
         role = message.get("role")
         if role == "user":
+            if message.get("kind") == MODE_NOTE_KIND:
+                continue  # told to the model; the user saw the mode in the status bar
             text, attached = strip_attachments(_text_of(message.get("content")))
             if text:
                 entries.append(partial(UserMessage, text))

@@ -84,6 +84,41 @@ MODE_HELP = {
 }
 
 
+MODE_NOTE_KIND = "permission_mode"
+_MODE_NOTES = {
+    Mode.DEFAULT: "Tool calls that change something ask the user before they run.",
+    Mode.ACCEPT_EDITS: "File edits inside the workspace run without asking; other calls that change "
+    "something ask the user first.",
+    Mode.PLAN: "Only read-only tools run; calls that would change something are refused. Investigate "
+    "and present a plan (plan_agent writes one for the user to review); change nothing until the user "
+    "leaves plan mode.",
+    Mode.FULL_AUTO: "Sandboxed commands and file edits inside the workspace run without asking; "
+    "anything that would run outside the sandbox still asks the user.",
+}
+
+
+def mode_note(mode: Mode) -> dict[str, str]:
+    """The user-role note that tells the model the permission mode (sent when it changes: the
+    system prompt, and so the provider's prompt cache, stays the same whatever the mode)."""
+    return {
+        "role": "user",
+        "content": f"[permission mode: {mode.value}] {_MODE_NOTES[mode]}",
+        "kind": MODE_NOTE_KIND,
+        "mode": mode.value,
+    }
+
+
+def told_mode(messages: Sequence[dict[str, object]]) -> Mode:
+    """The mode the last note in ``messages`` told the model (default when none did)."""
+    for message in reversed(messages):
+        if message.get("kind") == MODE_NOTE_KIND:
+            try:
+                return Mode(str(message.get("mode")))
+            except ValueError:
+                break
+    return Mode.DEFAULT
+
+
 @dataclass(frozen=True, slots=True)
 class Rule:
     tool: str  # a tool name or a glob on it (mcp__github__*)

@@ -25,7 +25,7 @@ from .mentions import expand_mentions
 from .model_output import clean_text, clean_value, unique_call_ids, used_call_ids
 from .outcomes import CANCELLED_TEXT, INTERRUPTED_TEXT, cancelled_result
 from .permission_store import PermissionStore
-from .permissions import Mode
+from .permissions import Mode, mode_note, told_mode
 from .pipeline import ApprovalPolicy, ToolOutcome, ToolPipeline
 from .prompts import build_system_prompt
 from .protocol import SessionUI
@@ -151,6 +151,7 @@ class ChatSession:
         self._delivery_task: asyncio.Task[int] | None = None
         self._unqueued_results: list[str] = []  # results injected without a database
         self._deferral_told = False
+        self._told_mode = Mode.DEFAULT  # the permission mode the model was last told (a note in the history)
         self._closing = False
         self._partial = AssistantReply()
         self._pending_results: dict[str, ToolResult] = {}
@@ -185,6 +186,7 @@ class ChatSession:
                 # one process owns a session: a second --resume is refused, naming the holder
                 self._lock = self.storage.lock_session(self.session_id)
                 self.messages = repair_history(await self.storage.load_messages(self.session_id))
+                self._told_mode = told_mode(self.messages)
                 await self._load_usage()
                 await self._load_skill()
             else:
@@ -474,6 +476,7 @@ class ChatSession:
         rounds = 0
         while True:
             self._set_state(SessionState.THINKING)
+            await self._tell_mode()
             reply = await self._stream_reply_with_fallback()
             self._partial = AssistantReply()
             await self._append(reply.message())
@@ -493,6 +496,15 @@ class ChatSession:
                 self.ui.on_info(note)
                 self.last_answer = (self.last_answer + f"\n\n[{note}]").strip()
                 return
+
+    async def _tell_mode(self) -> None:
+        """The permission mode changed since the model was last told (shift+tab, even mid-turn): a
+        short note goes into the history before the next request. Appended, never in the system
+        prompt, so the cached prefix of the conversation stays the same."""
+        mode = self.policy.mode
+        if mode != self._told_mode and self.agent_kind != "plan":  # the plan agent is read-only anyway
+            await self._append(mode_note(mode))
+            self._told_mode = mode
 
     async def _stream_reply_with_fallback(self) -> AssistantReply:
         """A provider that rejects the native tool search request (a 400 naming it) gets the
@@ -799,6 +811,7 @@ class ChatSession:
         ]
         if self.storage is not None:
             await self.storage.replace_messages(self.session_id, self.messages)
+        self._told_mode = Mode.DEFAULT  # the notes went with the old history: a mode is told again
         self.prompt_tokens = 0
         self._emit_status()
         return summary
@@ -827,6 +840,7 @@ class ChatSession:
     def clear(self) -> None:
         """Forget the in-memory history (the stored session keeps it)."""
         self.messages = []
+        self._told_mode = Mode.DEFAULT
 
     # --- status ---------------------------------------------------------------------------
     def _set_state(self, state: SessionState) -> None:
