@@ -64,3 +64,32 @@ async def test_a_code_block_wider_than_the_screen_scrolls_visibly(
         await pilot.pause()
         screen_text = "\n".join(strip.text for strip in app.screen._compositor.render_strips())
         assert "# END" in screen_text, "scrolled, the end of the line is reachable"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (80, 16), (120, 40)])
+@pytest.mark.parametrize("typed", ["/", "@"])
+async def test_the_completion_menu_never_hides_what_is_typed(
+    app: TurnstoneApp, size: tuple[int, int], typed: str, tmp_path
+) -> None:
+    """The menu above the prompt shrinks to fit: the prompt's typed line and its border stay on screen."""
+    for index in range(30):
+        (tmp_path / "work" / f"file_{index:02}.txt").write_text("x")
+    async with app.run_test(size=size) as pilot:
+        await start(pilot)
+        app.prompt.focus()
+        await pilot.press(typed)
+        menu = app.query_one("#completion-menu")
+        await wait_until(pilot, lambda: menu.is_open, 20)  # type: ignore[attr-defined]
+        await pilot.pause(0.2)
+        area = app.query_one("#prompt-area").region
+        assert fully_visible(app, app.prompt.region), app.prompt.region
+        assert area.contains_region(app.prompt.region), f"the prompt {app.prompt.region} is cut by {area}"
+        assert app.prompt.region.height >= 3, "one typed line between the borders"
+        assert fully_visible(app, app.status_bar.region)
+        assert menu.region.height >= 3, "the menu still shows at least one entry"
+        width, height = size
+        if height >= 40:
+            assert menu.region.height == 10, "a big terminal keeps the full menu"
+        screen_text = "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+        prompt_lines = screen_text.splitlines()[app.prompt.region.y : app.prompt.region.bottom]
+        assert any(typed in line for line in prompt_lines), prompt_lines

@@ -126,6 +126,12 @@ def highlight_match(match: Match) -> Content:
     return Content.assemble(*parts)
 
 
+MENU_MAX_ROWS = 10
+"""#completion-menu's max-height in styles/main.tcss, border included."""
+MENU_MIN_ROWS = 3
+"""A border and one entry."""
+
+
 class CompletionMenu(OptionList, can_focus=False):
     """The pop-up list above the prompt; never takes focus (the prompt drives it)."""
 
@@ -140,9 +146,23 @@ class CompletionMenu(OptionList, can_focus=False):
         self.completions = completions
         self.typed = typed
         self.set_options(Option(c.label) for c in completions)
+        if completions:
+            self._fit_above_prompt()
         self.display = bool(completions)
         if completions:
             self.highlighted = 0
+
+    def _fit_above_prompt(self) -> None:
+        """Shrink to the room the prompt area's max-height leaves above the prompt: in a short terminal
+        a full-height menu would push the prompt's typed line out of view."""
+        area = self.parent
+        if not isinstance(area, PromptArea) or area.parent is None:
+            return
+        cap = area.styles.max_height
+        if cap is None:
+            return
+        room = int(cap.resolve(area.parent.size, self.app.size)) - area.input.outer_size.height
+        self.styles.max_height = max(MENU_MIN_ROWS, room) if room < MENU_MAX_ROWS else None
 
     def hide(self) -> None:
         self.completions = []
