@@ -399,3 +399,84 @@ async def test_time_limit(tmp_path: Path) -> None:
         _, result = await fetch(ctx, f"{server.url}/slow")
         assert time.monotonic() - started < 6  # the 0.5 s limit, not the 8 s answer
     assert result is not None and result.is_error and "did not answer within 0.5 s" in result.text
+
+
+# --- permission rules are judged again at each redirect -----------------------------------------
+
+
+def _policy(*rules: tuple[str, str], skip: bool = False):
+    from turnstone_tui.core.permissions import parse_rule
+    from turnstone_tui.core.pipeline import ApprovalPolicy
+
+    return ApprovalPolicy(skip_permissions=skip, session_rules=[parse_rule(t, e) for t, e in rules])
+
+
+async def test_a_redirect_to_a_domain_the_rules_do_not_allow_is_not_followed(tmp_path: Path) -> None:
+    """web_fetch(domain:127.0.0.1) lets the first URL run unasked; its redirect to another domain
+    (localhost) is judged like a first URL: it would ask, so it is not followed, and the model is
+    told to fetch it by itself (which asks the user). Once a rule allows that domain it is followed;
+    a deny rule refuses it even under --skip-permissions."""
+    with LocalServer({"/secret": page}) as other:
+        target = f"http://localhost:{other.port}/secret"
+        with LocalServer({"/go": lambda r: Response(302, "", {"Location": target})}) as first:
+            allow_hosts = frozenset({first.host_port, f"localhost:{other.port}"})
+            cases = [
+                (_policy(("web_fetch(domain:127.0.0.1)", "allow")), "stopped"),
+                (
+                    _policy(
+                        ("web_fetch(domain:127.0.0.1)", "allow"), ("web_fetch(domain:localhost)", "allow")
+                    ),
+                    "ok",
+                ),
+                (_policy(("web_fetch(domain:localhost)", "deny"), skip=True), "denied"),
+                (_policy(skip=True), "ok"),
+            ]
+            for policy, expected in cases:
+                ctx = make_ctx(tmp_path, web_allow_hosts=allow_hosts, judge=policy.verdict)
+                before = len(other.requests)
+                item, result = await fetch(ctx, f"{first.url}/go")
+                assert policy.verdict(item).effect == "allow"  # the first URL runs without asking
+                assert result is not None
+                if expected == "ok":
+                    assert not result.is_error and "7731" in result.text
+                    assert len(other.requests) == before + 1
+                    continue
+                assert result.is_error and len(other.requests) == before
+                assert f"redirected to {target}" in result.text
+                if expected == "stopped":
+                    assert "not followed" in result.text and "Call web_fetch with that URL" in result.text
+                else:
+                    assert "denied by the rule web_fetch(domain:localhost)" in result.text
+
+
+async def test_a_session_judges_redirects_with_its_rules(
+    tmp_path: Path, model_server: ScriptedModelServer
+) -> None:
+    """Through the real pipeline: --allow web_fetch(domain:127.0.0.1) runs the call unasked, and the
+    redirect to another domain reaches the model as a stopped fetch, with nothing fetched there."""
+    from tests.helpers.recording_ui import RecordingUI
+    from turnstone_tui.providers.factory import create_provider
+    from turnstone_tui.runtime import build_session
+
+    with LocalServer({"/secret": page}) as other:
+        target = f"http://localhost:{other.port}/secret"
+        with LocalServer({"/go": lambda r: Response(302, "", {"Location": target})}) as first:
+            model_server.script(
+                [
+                    Reply.tools([("web_fetch", {"url": f"{first.url}/go", "question": "code?"}, "call_f")]),
+                    Reply.text("ok"),
+                ]
+            )
+            cfg = model_server.config("openai")
+            ui = RecordingUI()
+            session = build_session(
+                cfg, create_provider(cfg), ui, cwd=tmp_path, allow={"web_fetch(domain:127.0.0.1)"}
+            )
+            session.ctx.web_allow_hosts = frozenset({first.host_port, f"localhost:{other.port}"})
+            await session.start()
+            await session.send("fetch it")
+            await session.aclose()
+    assert ui.approval_requests == []
+    result = ui.results["call_f"][1]
+    assert result.is_error and result.text.startswith("web_fetch stopped:") and "not followed" in result.text
+    assert other.requests == [] and [r.path for r in first.requests] == ["/go"]

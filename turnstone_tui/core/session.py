@@ -131,6 +131,7 @@ class ChatSession:
             agent_kind=agent_kind,
             run_subagent=self._run_subagent if agent_kind == "main" else None,
             on_skill_loaded=self._on_skill_loaded,
+            judge=self.policy.verdict,
         )
         self.state = SessionState.IDLE
         self.sandbox_label = ""

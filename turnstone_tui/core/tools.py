@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ..config import Config
     from ..storage.db import Storage
     from .mcp_bridge import McpBridge
+    from .permissions import Verdict
     from .protocol import SessionUI
     from .provider import Provider
     from .registry import ToolRegistry
@@ -134,6 +135,9 @@ class ToolContext:
     on_skill_loaded: Callable[[str, str], None] | None = None  # (name, content)
     tool_search: ToolSearchManager | None = None  # set by a main session
     watches: WatchScheduler | None = None  # the runtime's watch runner
+    # The session's permission verdict for a call (its rules and mode, as the pipeline judges):
+    # a tool that reaches further while running (web_fetch following a redirect) asks it again.
+    judge: Callable[[PreparedItem], Verdict] | None = None
     # Settings no config option sets (tests point them at local servers and scratch dirs).
     web_allow_hosts: frozenset[str] = frozenset()  # exact "host:port"s the SSRF guard lets through
     web_fetch_timeout: float | None = None  # seconds; None: web.FETCH_TIMEOUT

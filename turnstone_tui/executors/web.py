@@ -1,7 +1,9 @@
 """web_fetch and web_search.
 
 web_fetch: GET with the SSRF guard of ``ssrf.py`` on the first URL and on every redirect hop
-(followed by hand, at most 5), connecting to the checked address itself (Host header and TLS
+(followed by hand, at most 5); a hop to another domain is judged by the session's permission rules
+as the first URL was (a deny rule refuses it; a domain that would ask is not followed: the model is
+told to call web_fetch on it, which asks the user); connecting to the checked address itself (Host header and TLS
 SNI carry the real name), at most 5 MB and 30 s; HTML becomes text with html2text; then the
 session's model answers the question from the text (without a provider, the text is returned).
 
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -45,6 +48,46 @@ ANSWER_SYSTEM_PROMPT = (
 
 class FetchError(Exception):
     """The page could not be fetched; the message says why."""
+
+
+class RedirectStopped(FetchError):
+    """A redirect led to a domain the permission rules do not let web_fetch reach unasked."""
+
+
+HopCheck = Callable[[str, str], None]
+"""Called with (from URL, to URL) before a redirect is followed; raises RedirectStopped to stop."""
+
+
+def _site(host: str) -> str:
+    return host.removeprefix("www.")
+
+
+def redirect_guard(ctx: ToolContext, call_id: str, args: dict[str, Any], first_url: str) -> HopCheck:
+    """Judge each redirect target's domain as the pipeline judged the first URL's: a deny rule
+    refuses it; a domain that runs without asking (a rule, a mode, --skip-permissions) is followed;
+    so is the first URL's own site (``www.`` or not), approved with the call. Anything else stops."""
+    reached = {_site(_host(first_url))}
+
+    def check(source: str, target: str) -> None:
+        if ctx.judge is None:  # no session (a bare tool context): the SSRF guard alone
+            return
+        host = _host(target)
+        hop = PreparedItem(
+            call_id, "web_fetch", args, f"web_fetch {target}", subject=Subject(domain=host), read_only=True
+        )
+        verdict = ctx.judge(hop)
+        if verdict.effect == "deny":
+            raise RedirectStopped(f"{source} redirected to {target}, which is {verdict.reason}")
+        if verdict.runs_without_asking or _site(host) in reached:
+            reached.add(_site(host))
+            return
+        raise RedirectStopped(
+            f"{source} redirected to {target}: the permission rules do not let web_fetch reach "
+            f"{host or target} without asking, so the redirect was not followed. Call web_fetch with "
+            "that URL if you need it (the user is asked)."
+        )
+
+    return check
 
 
 def _allow_hosts(ctx: ToolContext) -> frozenset[str]:
@@ -99,8 +142,11 @@ async def _get_pinned(client: httpx.AsyncClient, target: Target) -> tuple[httpx.
     raise FetchError(f"cannot connect to {target.host_port}: {last_error}")
 
 
-async def fetch_page(url: str, allow_hosts: frozenset[str] = frozenset()) -> tuple[str, str, str, bool]:
-    """Fetch ``url`` through the SSRF guard. Returns (final URL, content type, text, truncated)."""
+async def fetch_page(
+    url: str, allow_hosts: frozenset[str] = frozenset(), check_hop: HopCheck | None = None
+) -> tuple[str, str, str, bool]:
+    """Fetch ``url`` through the SSRF guard (and ``check_hop`` at each redirect). Returns (final
+    URL, content type, text, truncated)."""
     async with httpx.AsyncClient(
         follow_redirects=False, trust_env=False, timeout=httpx.Timeout(15.0, connect=10.0)
     ) as client:
@@ -112,7 +158,10 @@ async def fetch_page(url: str, allow_hosts: frozenset[str] = frozenset()) -> tup
                 location = response.headers.get("location")
                 if not location:
                     raise FetchError(f"HTTP {response.status_code} redirect without a Location header")
-                current = urljoin(current, location)
+                target_url = urljoin(current, location)
+                if check_hop is not None:
+                    check_hop(current, target_url)
+                current = target_url
                 continue
             if response.status_code >= 400:
                 raise FetchError(f"HTTP {response.status_code} {response.reason_phrase} from {current}")
@@ -170,13 +219,16 @@ async def prepare_web_fetch(ctx: ToolContext, call_id: str, args: dict[str, Any]
         )
     allow = _allow_hosts(ctx)
     time_limit = float(ctx.web_fetch_timeout or FETCH_TIMEOUT)
+    check_hop = redirect_guard(ctx, call_id, args, url)
 
     async def execute(ectx: ExecContext) -> ToolResult:
         try:
             async with asyncio.timeout(time_limit):
-                final_url, _ctype, text, truncated = await fetch_page(url, allow)
+                final_url, _ctype, text, truncated = await fetch_page(url, allow, check_hop)
         except SsrfError as exc:
             return ToolResult(f"web_fetch refused: {exc}", is_error=True)
+        except RedirectStopped as exc:
+            return ToolResult(f"web_fetch stopped: {exc}", is_error=True)
         except FetchError as exc:
             return ToolResult(f"web_fetch failed: {exc}", is_error=True)
         except TimeoutError:
