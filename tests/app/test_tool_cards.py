@@ -154,3 +154,44 @@ async def test_resumed_chat_shows_tool_cards_with_their_output_and_keeps_the_tok
         await pilot.pause()
         assert card.expanded and card.query_one(OutputLog).region.height >= 6
         assert str(app.query_one("#status-tokens").render()) == tokens_before
+
+
+async def test_an_edit_card_previews_the_changed_lines_in_colour(
+    app: TurnstoneApp, model_server: ScriptedModelServer
+) -> None:
+    """A finished edit's preview is its summary and the changed lines, not the diff's file headers;
+    expanded, the diff's added and removed lines are coloured."""
+    model_server.script(
+        [
+            Reply.tools([("read_file", {"path": "calc.py"}, "call_r")]),
+            Reply.tools(
+                [("edit_file", {"path": "calc.py", "old_string": "a - b", "new_string": "a + b"}, "call_e")]
+            ),
+            Reply.text("Fixed."),
+        ]
+    )
+    async with app.run_test(size=(100, 40)) as pilot:
+        await start(pilot)
+        workdir = app.session.cwd
+        (workdir / "calc.py").write_text("def add(a, b):\n    return a - b\n")
+        await send(pilot, "fix calc", wait=False)
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), 20, "the approval modal")
+        await pilot.press("y")
+        await wait_until(pilot, lambda: "Fixed." in answers(app), 30, "the answer")
+        card = next(c for c in app.query(ToolCard) if c.item.func_name == "edit_file")
+        assert card.status == "ok"
+        summary = card.query_one(".tool-card--summary").render()
+        lines = str(summary).splitlines()
+        assert lines[0].startswith("Edited calc.py")
+        assert lines[1:] == ["-    return a - b", "+    return a + b   (+4 lines, enter to expand)"], lines
+        assert not any(line.startswith(("---", "+++", "@@")) for line in lines)
+        rows = screen_text(app)
+        assert any("+    return a + b" in row for row in rows)
+        card.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        log = card.query_one(OutputLog)
+        added = next(line for line in card.output_lines if "return a + b" in line)
+        removed = next(line for line in card.output_lines if "return a - b" in line)
+        assert added.startswith("\x1b[32m+") and removed.startswith("\x1b[31m-")
+        assert log.region.height >= 6

@@ -31,6 +31,9 @@ CardStatus = Literal["pending", "awaiting", "running", "ok", "warning", "error",
 
 SUMMARY_LINES = 3
 EXPANDED_MAX_LINES = 5000
+DIFF_TOOLS = frozenset({"edit_file", "write_file", "diff_file"})
+"""Tools whose result ends in a unified diff: the preview shows the changed lines, coloured."""
+_DIFF_ANSI = {"+": "\x1b[32m", "-": "\x1b[31m", "@": "\x1b[36m"}
 
 _ICONS: dict[CardStatus, str] = {
     "pending": "○",
@@ -243,6 +246,8 @@ class ToolCard(Vertical, can_focus=True):
         if output_lines is None:
             output_lines = result.text.splitlines()
         self.output_lines = [clean_line(line) for line in output_lines[-EXPANDED_MAX_LINES:]]
+        if self.item.func_name in DIFF_TOOLS:
+            self.output_lines = colour_diff_lines(self.output_lines)
         if self._ticker is not None:
             self._ticker.stop()
             self._ticker = None
@@ -282,21 +287,68 @@ class ToolCard(Vertical, can_focus=True):
             self.set_class(name == self.status, f"-{name}")
         self._refresh_title()
         self._refresh_status()
-        summary_lines: list[str] = []
+        summary_lines: list[Content] = []
         if self.finished_at is not None:
-            for line in self.output_lines:
-                text = plain_line(line).rstrip()
-                if text:
-                    summary_lines.append(text)
-                if len(summary_lines) >= SUMMARY_LINES:
-                    break
+            if self.item.func_name in DIFF_TOOLS:
+                summary_lines = diff_preview(self.output_lines, SUMMARY_LINES)
+            else:
+                summary_lines = [Content(text) for text in first_lines(self.output_lines, SUMMARY_LINES)]
             more = len(self.output_lines) - SUMMARY_LINES
             if more > 0 and summary_lines:
                 summary_lines[-1] += f"   (+{more} lines, enter to expand)"
-        self._summary.update("\n".join(summary_lines))
+        self._summary.update(Content("\n").join(summary_lines))
         # Expanded, the full output replaces the preview (the preview is its first lines).
         self._summary.display = bool(summary_lines) and not self.expanded
         self.refresh_bindings()
+
+
+def first_lines(lines: list[str], limit: int) -> list[str]:
+    """The first ``limit`` non-blank lines, without escape sequences."""
+    shown: list[str] = []
+    for line in lines:
+        text = plain_line(line).rstrip()
+        if text:
+            shown.append(text)
+            if len(shown) >= limit:
+                break
+    return shown
+
+
+def _diff_start(lines: list[str]) -> int | None:
+    for index, line in enumerate(lines[:-1]):
+        if plain_line(line).startswith("--- ") and plain_line(lines[index + 1]).startswith("+++ "):
+            return index
+    return None
+
+
+def diff_preview(lines: list[str], limit: int) -> list[Content]:
+    """A diff tool's preview: the summary lines before the diff, then its changed lines, coloured
+    (the ``---``/``+++``/``@@`` headers and context lines say nothing a glance needs)."""
+    start = _diff_start(lines)
+    if start is None:
+        return [Content(text) for text in first_lines(lines, limit)]
+    shown = [Content(text) for text in first_lines(lines[:start], limit)]
+    for line in lines[start + 2 :]:
+        if len(shown) >= limit:
+            break
+        text = plain_line(line).rstrip()
+        if text.startswith("+"):
+            shown.append(Content.styled(text, "$text-success"))
+        elif text.startswith("-"):
+            shown.append(Content.styled(text, "$text-error"))
+    return shown
+
+
+def colour_diff_lines(lines: list[str]) -> list[str]:
+    """The diff part of a result with ANSI colours for the expanded log (+ green, - red, @@ cyan)."""
+    start = _diff_start(lines)
+    if start is None:
+        return lines
+    coloured = lines[: start + 2]
+    for line in lines[start + 2 :]:
+        colour = _DIFF_ANSI.get(line[:1]) if not line.startswith("\x1b") else None
+        coloured.append(f"{colour}{line}\x1b[0m" if colour else line)
+    return coloured
 
 
 def _finished_card(
