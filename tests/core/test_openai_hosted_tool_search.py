@@ -377,3 +377,38 @@ async def test_older_models_keep_the_chat_completions_client_tier(
     names = [t["function"]["name"] for t in request.body["tools"]]
     assert "tool_search" in names and not any(n.startswith("mcp__") for n in names)
     assert "defer_loading" not in json.dumps(request.body)
+
+
+@pytest.mark.parametrize("status", [404, 405])
+async def test_a_proxy_without_the_responses_api_falls_back_to_chat_completions_once(
+    model_server: ScriptedModelServer, demo_mcp: McpManager, tmp_path: Path, status: int
+) -> None:
+    """An OpenAI-compatible proxy that has /chat/completions but no /responses (it answers 404, or
+    405) gets the client tier for the rest of the session, like a 400 naming tool search."""
+    model_server.missing["/responses"] = status
+    model_server.script([Reply.text("Fine."), Reply.text("Still fine.")])
+    session, ui = await session_for(openai_config(model_server), demo_mcp, tmp_path)
+    assert session.tool_search_tier == "native"
+    await session.send("hello")
+    assert not ui.errors and ui.text == "Fine."
+    assert any("does not offer the API native tool search needs" in info for info in ui.infos)
+    assert session.tool_search_tier == "client"
+    await session.send("and again")  # remembered for the session: no second hosted attempt
+    requests = model_server.model_requests()
+    assert [r.path for r in requests] == ["/v1/responses", "/v1/chat/completions", "/v1/chat/completions"]
+    for request in requests[1:]:
+        names = {t["function"]["name"] for t in request.body["tools"]}
+        assert "tool_search" in names and not any(n.startswith("mcp__") for n in names)
+
+
+async def test_a_404_from_chat_completions_is_an_error_not_a_fallback(
+    model_server: ScriptedModelServer, demo_mcp: McpManager, tmp_path: Path
+) -> None:
+    """Without deferred tools (the client tier already) a 404 is the model's error, told as such."""
+    model_server.script([Reply.error(404, "The model `gpt-5.4` does not exist")])
+    cfg = openai_config(model_server)
+    cfg.tools.search = "off"
+    session, ui = await session_for(cfg, demo_mcp, tmp_path)
+    await session.send("hello")
+    assert ui.errors and "does not exist" in ui.errors[-1]
+    assert [r.path for r in model_server.model_requests()] == ["/v1/chat/completions"]

@@ -720,6 +720,10 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.server.owner
         n = owner._record(self, body)
         path = self.path.split("?")[0].rstrip("/")
+        missing = next((code for end, code in owner.missing.items() if path.endswith(end)), None)
+        if missing is not None:
+            self._json(missing, {"detail": "Not Found" if missing == 404 else "Method Not Allowed"})
+            return
         if path.endswith("/chat/completions"):
             protocol = "openai"
         elif path.endswith("/responses"):
@@ -869,6 +873,10 @@ class ScriptedModelServer(_Addresses):
         self._stopping = threading.Event()
         self._requests_file = Path(requests_file) if requests_file else None
         self._streams: list[dict[str, float]] = []
+        self.missing: dict[str, int] = {}
+        """Endpoints this server plays without, as a proxy that lacks them does: a POST to a path
+        ending in a key (``"/responses"``) answers its status (404, 405) with a plain body and uses
+        no scripted reply."""
         self._httpd = _HTTPServer((host, port), _Handler)
         self._httpd.owner = self
         self._thread: threading.Thread | None = None

@@ -508,19 +508,27 @@ class ChatSession:
             self._told_mode = mode
 
     async def _stream_reply_with_fallback(self) -> AssistantReply:
-        """A provider that rejects the native tool search request (a 400 naming it) gets the
-        client-side tier from then on, for this session; the request is sent again once."""
+        """A provider that rejects the native tool search request (a 400 naming it, or a 404/405:
+        an OpenAI-compatible proxy without the Responses API) gets the client-side tier from then
+        on, for this session; the request is sent again once."""
         deferred = self.deferred_tool_schemas()
         try:
             return await self._stream_reply()
         except ProviderError as exc:
-            if not deferred or exc.status != 400 or not _names_tool_search(str(exc)):
+            rejected = exc.status == 400 and _names_tool_search(str(exc))
+            # only OpenAI's native search goes to another endpoint (/responses) than its chat
+            missing = exc.status in (404, 405) and self.provider.name == "openai"
+            if not deferred or not (rejected or missing):
                 raise
             assert self._tool_search is not None
             self._tool_search.tier = "client"
+            why = (
+                "rejected native tool search"
+                if rejected
+                else "does not offer the API native tool search needs"
+            )
             self.ui.on_info(
-                f"The provider rejected native tool search ({exc}); using the client-side "
-                "tool_search for the rest of this session."
+                f"The provider {why} ({exc}); using the client-side tool_search for the rest of this session."
             )
             self._emit_status()
             return await self._stream_reply()
