@@ -70,8 +70,10 @@ class TurnstoneApp(App[None]):
     :mod:`.commands`. The app owns the session's lifecycle, sending, and the app-wide keys."""
 
     TITLE = "turnstone"
-    CSS_PATH = styles_dir() / "app.tcss"
-    DEFAULT_MODE = "main"
+    # The main screen's file is read with the app's: the main screen is the default screen, never a
+    # mode (a mode's base screen has its CSS_PATH read on install, which re-parses every stylesheet
+    # from scratch twice before the first frame).
+    CSS_PATH = [styles_dir() / "app.tcss", MainScreen.CSS_PATH]
     COMMANDS = App.COMMANDS | {SlashCommandProvider}
     ENABLE_COMMAND_PALETTE = True
 
@@ -133,9 +135,11 @@ class TurnstoneApp(App[None]):
             max_chat_widgets=config.ui.max_chat_widgets if config else 400,
             max_pane_lines=config.ui.max_pane_lines if config else 5000,
         )
-        self.add_mode("main", lambda: self.main)  # a mode's base screen gets its CSS_PATH loaded
 
     # --- layout -----------------------------------------------------------------------------
+
+    def get_default_screen(self) -> MainScreen:
+        return self.main
 
     @property
     def chat(self) -> ChatView:

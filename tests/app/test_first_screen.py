@@ -1,0 +1,53 @@
+"""What the app does before its first frame (issue 11 item 2): the first screen parses each
+stylesheet once and no other screen's, and mounts nothing the user has not asked for yet.
+
+Counted, not timed (the speed is bench/cold_start.py's): Textual's parser is wrapped to record the
+sources it parses while the app starts with its engine held back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import textual.css.stylesheet as stylesheet_module
+
+from tests.app.helpers import wait_until
+from turnstone_tui.app.app import TurnstoneApp
+from turnstone_tui.core.resources import styles_dir
+from turnstone_tui.runtime import Runtime
+
+SIZE = (100, 30)
+
+
+def held_app(tmp_path: Path) -> TurnstoneApp:
+    """The app as the console script starts it, its engine never arriving (the first screen only)."""
+
+    async def never() -> Runtime:
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+    return TurnstoneApp(runtime_factory=never, cwd=tmp_path)
+
+
+async def test_the_first_screen_parses_its_stylesheets_once_and_no_other_screens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parsed: Counter[str] = Counter()
+    real_parse = stylesheet_module.parse
+
+    def counting_parse(scope, css, read_from, **kwargs):  # noqa: ANN001, ANN202
+        parsed[str(read_from[0])] += 1
+        return real_parse(scope, css, read_from, **kwargs)
+
+    monkeypatch.setattr(stylesheet_module, "parse", counting_parse)
+    app = held_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.main.is_mounted and app.prompt.has_focus, what="the first screen")
+        await pilot.pause()
+        ours = {Path(source).name: count for source, count in parsed.items() if source.endswith(".tcss")}
+        # Each read once (a mode's screen had main.tcss and every default style re-parsed twice more)
+        assert ours == {"app.tcss": 1, "main.tcss": 1}, ours
+        assert sorted(p.name for p in styles_dir().glob("*.tcss")) != ["app.tcss", "main.tcss"]
