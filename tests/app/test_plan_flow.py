@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 from textual.widgets import Markdown, Static
 
-from tests.app.helpers import start, wait_until
+from tests.app.helpers import send, start, wait_until
 from tests.helpers.model_server import Reply, ScriptedModelServer
 from turnstone_tui.app.app import TurnstoneApp
 from turnstone_tui.app.screens.approval import ApprovalScreen
 from turnstone_tui.app.screens.plan_review import PlanReviewScreen
+from turnstone_tui.widgets.tool_card import ToolCard
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -76,5 +77,16 @@ async def test_plan_is_asked_once_kept_in_the_data_dir_and_the_card_shows_the_re
         await pilot.press("enter")
         await wait_until(pilot, lambda: not app.busy and app.turns_finished >= 1, 30, "the turn to end")
         assert "ApprovalScreen" not in seen
+
+        # resumed, the card shows the version the live card ended with (v2), not the stored v1
+        first_id = app.session.session_id
+        await send(pilot, "/new", wait=False)
+        await wait_until(pilot, lambda: app.session.session_id != first_id and app.ready, 20, "a new chat")
+        await send(pilot, f"/resume {first_id}", wait=False)
+        await wait_until(pilot, lambda: app.session.session_id == first_id and app.ready, 20, "resumed")
+        await pilot.pause()
+        (resumed,) = [c for c in app.query(ToolCard) if c.item.func_name == "plan_agent"]
+        assert resumed.output_lines[0].startswith("Plan v2") and "# Plan v2" in resumed.output_lines
+        assert "# Plan v1" not in resumed.output_lines
     last_user = [m for m in model_server.model_requests()[-1].body["messages"] if m["role"] == "user"][-1]
     assert "ACCEPTED" in last_user["content"] and "# Plan v2" in last_user["content"]

@@ -13,6 +13,7 @@ from typing import Any
 from ..core.mentions import strip_attachments
 from ..core.outcomes import NOT_STORED_TEXT
 from ..core.permissions import MODE_NOTE_KIND
+from ..core.session import PLAN_CARD_KEY
 from ..core.types import PreparedItem, ProcessOutcome, ToolResult, ToolStatus
 from ..widgets.chat_history import Revive
 from ..widgets.chat_messages import AssistantMessage, InfoMessage, UserMessage
@@ -81,6 +82,10 @@ def replay_entries(messages: list[dict[str, Any]]) -> list[Revive]:
     """How to build each entry of a stored conversation (user, answers, tool calls), oldest first:
     no widget is made until it is shown."""
     results = {m.get("tool_call_id"): m for m in messages if m.get("role") == "tool"}
+    for message in messages:  # a refined plan: its card shows the latest version, as it did live
+        latest = message.get(PLAN_CARD_KEY)
+        if isinstance(latest, dict) and latest.get("tool_call_id") in results:
+            results[latest["tool_call_id"]] = latest
     entries: list[Revive] = []
     for message in messages:
         role = message.get("role")

@@ -706,6 +706,7 @@ class ChatSession:
             goal = str(outcome.item.args.get("goal") or outcome.item.args.get("prompt") or "")
             plan_text = outcome.result.text
             first_version = self.ctx.plan_version
+            refined: ToolResult | None = None
             while True:
                 path = self.ctx.plan_path()
                 if await asyncio.to_thread(path.is_file):
@@ -719,10 +720,11 @@ class ChatSession:
                     note = "The user REJECTED this plan. Do not carry it out; ask what they want instead."
                     break
                 # annotate: refine the plan with the user's notes, then review again
-                refined = await self._refine_plan(goal, review.annotation)
-                if refined.is_error:
-                    note = f"Refining the plan failed: {refined.text}"
+                attempt = await self._refine_plan(goal, review.annotation)
+                if attempt.is_error:
+                    note = f"Refining the plan failed: {attempt.text}"
                     break
+                refined = attempt
                 self.ui.on_tool_result(outcome.item.call_id, outcome.item.func_name, refined)
             content = f"[plan review] {note}\n\nPlan file: {path}"
             if review.action == "accept" and self.ctx.plan_version != first_version:
@@ -730,7 +732,10 @@ class ChatSession:
                     f"\n\nThe accepted plan is version {self.ctx.plan_version}, refined from the "
                     f"plan_agent result above with the user's annotations:\n\n{plan_text.strip()}"
                 )
-            await self._append({"role": "user", "content": content})
+            message: dict[str, Any] = {"role": "user", "content": content, "kind": PLAN_REVIEW_KIND}
+            if refined is not None:  # a resumed chat's card shows the latest version, as it did live
+                message[PLAN_CARD_KEY] = tool_message(outcome.item.call_id, outcome.item.func_name, refined)
+            await self._append(message)
 
     async def _refine_plan(self, goal: str, annotation: str) -> ToolResult:
         preparer = self.tools.preparers["plan_agent"]
@@ -892,6 +897,11 @@ def _names_tool_search(message: str) -> bool:
     lowered = message.lower()
     return any(word in lowered for word in ("tool_search", "defer_loading", "tool search", "tool_reference"))
 
+
+PLAN_REVIEW_KIND = "plan_review"
+PLAN_CARD_KEY = "plan_card"
+"""On a [plan review] message after a refinement: the plan_agent call's latest result (the tool
+message as stored), which its card shows; the model saw the earlier version in the tool result."""
 
 RESOURCE_UPDATE_MAX_CHARS = 20_000  # of one changed resource's new contents sent to the model
 RESOURCE_UPDATE_KIND = "mcp_resource_update"
