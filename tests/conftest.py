@@ -40,6 +40,15 @@ def private_permission_rules(
     return path
 
 
+@pytest.fixture(autouse=True)
+def private_user_config(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every test gets an empty user config directory: the real user's global AGENTS.md (or config)
+    never reaches a test's system prompt."""
+    path = tmp_path_factory.mktemp("xdg-config")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(path))
+    return path
+
+
 @pytest.fixture
 def model_server() -> Iterator[ScriptedModelServer]:
     """A started scripted model server on 127.0.0.1; script it with ``model_server.script([...])``."""

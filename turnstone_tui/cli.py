@@ -191,6 +191,8 @@ async def run_headless(cfg: Config, prompt: str, args: argparse.Namespace) -> in
             session = await runtime.create_session(ui, session_id=args.resume)
         except ValueError as exc:
             return _fail(str(exc), 1)
+        if session.instructions.files:
+            ui.on_info(session.instructions.describe(session.cwd))
         # a resumed session first takes the watch results that waited for it (each as its turn)
         await session.deliver_watch_results()
         await session.send(prompt)

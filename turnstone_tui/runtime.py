@@ -71,6 +71,7 @@ def build_session(
         allow=allow,
         supports_vision=supports_vision(config),
         permissions=permissions,
+        instructions_dir=config_dir(),
     )
     session.ctx.watches = watches
     return session

@@ -227,3 +227,17 @@ async def test_page_keys_and_end_scroll_the_chat_from_the_prompt(
         await type_slowly(pilot, "abc")
         await pilot.press("left", "left", "end")  # inside the text, End moves the cursor
         assert app.prompt.cursor_location == (0, 3)
+
+
+async def test_the_project_instructions_in_use_are_named_under_the_welcome(
+    app: TurnstoneApp, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    (tmp_path / "work" / "AGENTS.md").write_text("Run `make check` before you answer.\n")
+    model_server.script([Reply.text("Checked.")])
+    async with app.run_test(size=SIZE) as pilot:
+        await start(pilot)
+        assert infos(app)[1] == "Following project instructions: AGENTS.md", "right under the welcome"
+        await send(pilot, "hello")
+        await wait_until(pilot, lambda: "Checked." in answers(app), 20)
+        system = model_server.requests[0].body["messages"][0]["content"]
+        assert "Run `make check` before you answer." in system

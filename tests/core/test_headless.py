@@ -26,10 +26,12 @@ def cli_env(tmp_path: Path) -> dict[str, str]:
     return env
 
 
-def run_cli(args: list[str], tmp_path: Path, *, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    args: list[str], tmp_path: Path, *, stdin: str | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "turnstone_tui.cli", *args],
-        cwd=tmp_path,
+        cwd=cwd or tmp_path,
         env=cli_env(tmp_path),
         input=stdin,
         capture_output=True,

@@ -223,6 +223,8 @@ class TurnstoneApp(App[None]):
         banner = self.runtime.provider.banner()
         if banner:
             await self.chat.add_info(banner)
+        if self.session.instructions.files:
+            await self.chat.add_info(self.session.instructions.describe(self.session.cwd))
         if session_id and replay and self.session.messages:
             if not shown_early:
                 await replay_messages(self.chat, self.session.messages)

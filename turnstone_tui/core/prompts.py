@@ -1,4 +1,4 @@
-"""The system prompt: instructions, environment, memories, MCP catalogue and the active skill."""
+"""The system prompt: instructions, environment, project instructions (AGENTS.md), memories, MCP catalogue and the active skill."""
 
 from __future__ import annotations
 
@@ -44,10 +44,13 @@ def build_system_prompt(
     model: str,
     agent_kind: str = "main",
     memories: str = "",
+    instructions: str = "",
     mcp_catalog: str = "",
     skill: tuple[str, str] | None = None,
 ) -> str:
     parts = [SUBAGENT_INSTRUCTIONS.get(agent_kind, BASE_INSTRUCTIONS), environment_section(cwd, model)]
+    if instructions:
+        parts.append(instructions)
     if memories:
         parts.append(memories)
     if mcp_catalog:

@@ -27,6 +27,7 @@ from .outcomes import CANCELLED_TEXT, INTERRUPTED_TEXT, cancelled_result
 from .permission_store import PermissionStore
 from .permissions import Mode, mode_note, told_mode
 from .pipeline import ApprovalPolicy, ToolOutcome, ToolPipeline
+from .project_instructions import ProjectInstructions, load_project_instructions
 from .prompts import build_system_prompt
 from .protocol import SessionUI
 from .provider import (
@@ -97,6 +98,7 @@ class ChatSession:
         allow: set[str] | None = None,
         supports_vision: bool = False,
         permissions: PermissionStore | None = None,
+        instructions_dir: Path | None = None,
     ) -> None:
         self.config = config
         self.provider = provider
@@ -142,6 +144,9 @@ class ChatSession:
         self._skill: tuple[str, str] | None = None
         self._background: set[asyncio.Task[None]] = set()  # writes that must not be garbage-collected
         self._memories = ""
+        self._instructions_dir = instructions_dir
+        """Where the user's global AGENTS.md lives (the config directory); None: project files only."""
+        self.instructions = ProjectInstructions()
         self._turn_task: asyncio.Task[None] | None = None
         self._turn_lock = asyncio.Lock()
         self._cancel_requested = False
@@ -200,6 +205,9 @@ class ChatSession:
         else:
             self.session_id = self._requested_id or uuid.uuid4().hex[:12]
         self.ctx.session_id = self.session_id
+        self.instructions = await asyncio.to_thread(
+            load_project_instructions, self.cwd, self._instructions_dir
+        )
         self._setup_tool_search()
         if self.mcp is not None:
             self._remove_mcp_listener = self.mcp.add_listener(self._on_mcp_event)
@@ -234,6 +242,7 @@ class ChatSession:
             model=self.provider.model,
             agent_kind=self.agent_kind,
             memories=self._memories,
+            instructions=self.instructions.section(),
             mcp_catalog=catalog,
             skill=self._skill,
         )
@@ -764,6 +773,7 @@ class ChatSession:
             allow=set(self.registry.TASK_AUTO_TOOLS) | self.policy.auto_approve,
             supports_vision=self.ctx.supports_vision,
             permissions=self.policy.store,
+            instructions_dir=self._instructions_dir,
         )
         # the sub-agent follows this session's rules and mode ("always" answers in it hold here too)
         sub.policy.session_rules = self.policy.session_rules
