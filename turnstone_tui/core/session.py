@@ -829,12 +829,13 @@ class ChatSession:
         summary = "".join(parts).strip()
         if not summary:
             raise ProviderError("the model returned an empty summary; history left unchanged")
-        self.messages = [
+        compacted = [
             {"role": "user", "content": f"[summary of the earlier conversation]\n{summary}"},
             {"role": "assistant", "content": "Understood, I have the summary of our earlier conversation."},
         ]
-        if self.storage is not None:
-            await self.storage.replace_messages(self.session_id, self.messages)
+        if self.storage is not None:  # one transaction; the history in memory follows only if it commits
+            await self.storage.replace_messages(self.session_id, compacted)
+        self.messages = compacted
         self._told_mode = Mode.DEFAULT  # the notes went with the old history: a mode is told again
         self.prompt_tokens = 0
         self._emit_status()

@@ -5,6 +5,8 @@ Every write commits at once, so a killed process loses nothing that was stored.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import os
 import re
@@ -12,6 +14,7 @@ import sqlite3
 import time
 import unicodedata
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -147,6 +150,22 @@ class Storage:
     def __init__(self, conn: aiosqlite.Connection, path: Path) -> None:
         self._conn = conn
         self.path = path
+        # One write transaction at a time: the connection is shared by the app's tasks, and one
+        # task's commit would otherwise commit another's half-done transaction (a /compact's
+        # DELETE without its INSERTs).
+        self._writing = asyncio.Lock()
+
+    @contextlib.asynccontextmanager
+    async def _transaction(self) -> AsyncIterator[None]:
+        """Everything written inside commits together, or (on any exception, cancellation
+        included) not at all."""
+        async with self._writing:
+            try:
+                yield
+            except BaseException:
+                await asyncio.shield(self._conn.rollback())
+                raise
+            await self._conn.commit()
 
     @classmethod
     async def open(cls, path: Path | str) -> Storage:
@@ -226,11 +245,11 @@ class Storage:
     ) -> str:
         sid = session_id or uuid.uuid4().hex[:12]
         now = time.time()
-        await self._conn.execute(
-            "INSERT INTO sessions(id, name, model, cwd, created, updated) VALUES (?,?,?,?,?,?)",
-            (sid, name, model, cwd, now, now),
-        )
-        await self._conn.commit()
+        async with self._transaction():
+            await self._conn.execute(
+                "INSERT INTO sessions(id, name, model, cwd, created, updated) VALUES (?,?,?,?,?,?)",
+                (sid, name, model, cwd, now, now),
+            )
         return sid
 
     async def get_session(self, session_id: str) -> dict[str, Any] | None:
@@ -263,8 +282,10 @@ class Storage:
         allowed = {k: v for k, v in fields.items() if k in ("name", "model", "cwd")}
         allowed["updated"] = time.time()
         cols = ", ".join(f"{k} = ?" for k in allowed)
-        await self._conn.execute(f"UPDATE sessions SET {cols} WHERE id = ?", (*allowed.values(), session_id))
-        await self._conn.commit()
+        async with self._transaction():
+            await self._conn.execute(
+                f"UPDATE sessions SET {cols} WHERE id = ?", (*allowed.values(), session_id)
+            )
 
     # --- messages -----------------------------------------------------------------------
     async def append_message(
@@ -272,24 +293,19 @@ class Storage:
     ) -> int:
         """Store ``message``; ``delivers`` marks that watch result delivered in the same commit
         (the result is in the history exactly when it is no longer pending)."""
-        row_id = await self._insert_message(session_id, message)
-        if delivers is not None:
-            await self._conn.execute(
-                "UPDATE watch_results SET delivered = ? WHERE id = ? AND delivered IS NULL",
-                (time.time(), delivers),
-            )
-        await self._conn.commit()
+        async with self._transaction():
+            row_id = await self._insert_message(session_id, message)
+            if delivers is not None:
+                await self._conn.execute(
+                    "UPDATE watch_results SET delivered = ? WHERE id = ? AND delivered IS NULL",
+                    (time.time(), delivers),
+                )
         return row_id
 
     async def append_messages(self, session_id: str, messages: list[dict[str, Any]]) -> list[int]:
         """Append several messages in one transaction (an import, a rewritten history)."""
-        try:
-            ids = [await self._insert_message(session_id, message) for message in messages]
-        except BaseException:
-            await self._conn.rollback()
-            raise
-        await self._conn.commit()
-        return ids
+        async with self._transaction():
+            return [await self._insert_message(session_id, message) for message in messages]
 
     async def _insert_message(self, session_id: str, message: dict[str, Any]) -> int:
         content = message.get("content")
@@ -328,15 +344,16 @@ class Storage:
         return [_row_to_message(r) for r in rows]
 
     async def replace_messages(self, session_id: str, messages: list[dict[str, Any]]) -> None:
-        """Rewrite a session's history (used by /compact)."""
-        await self._conn.execute(
-            "DELETE FROM messages_search WHERE id IN (SELECT id FROM messages WHERE session_id = ?)",
-            (session_id,),
-        )
-        await self._conn.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
-        await self._conn.commit()
-        for message in messages:
-            await self.append_message(session_id, message)
+        """Rewrite a session's history (used by /compact) in one transaction: whatever fails or
+        stops on the way (the process included) leaves the old history, never a mix."""
+        async with self._transaction():
+            await self._conn.execute(
+                "DELETE FROM messages_search WHERE id IN (SELECT id FROM messages WHERE session_id = ?)",
+                (session_id,),
+            )
+            await self._conn.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
+            for message in messages:
+                await self._insert_message(session_id, message)
 
     async def search_messages(self, query: str, limit: int = 20) -> list[dict[str, Any]]:
         """FTS5 search over every session: the best ``limit`` matches by bm25, newest first among
@@ -386,15 +403,15 @@ class Storage:
     ) -> bool:
         """Insert or update; returns True when it replaced an existing memory."""
         now = time.time()
-        existing = await self.get_memory(name, scope=scope, scope_id=scope_id)
-        await self._conn.execute(
-            "INSERT INTO memories(name, content, description, type, scope, scope_id, created, updated)"
-            " VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(name, scope, scope_id) DO UPDATE SET"
-            " content=excluded.content, description=excluded.description, type=excluded.type,"
-            " updated=excluded.updated",
-            (name, content, description, type, scope, scope_id, now, now),
-        )
-        await self._conn.commit()
+        async with self._transaction():
+            existing = await self.get_memory(name, scope=scope, scope_id=scope_id)
+            await self._conn.execute(
+                "INSERT INTO memories(name, content, description, type, scope, scope_id, created, updated)"
+                " VALUES (?,?,?,?,?,?,?,?) ON CONFLICT(name, scope, scope_id) DO UPDATE SET"
+                " content=excluded.content, description=excluded.description, type=excluded.type,"
+                " updated=excluded.updated",
+                (name, content, description, type, scope, scope_id, now, now),
+            )
         return existing is not None
 
     async def get_memory(self, name: str, *, scope: str | None = None, scope_id: str = "") -> dict | None:
@@ -426,21 +443,22 @@ class Storage:
             return [dict(r) for r in await cur.fetchall()]
 
     async def delete_memory(self, name: str, *, scope: str | None = None, scope_id: str = "") -> int:
-        if scope is None:
-            cur = await self._conn.execute("DELETE FROM memories WHERE name = ?", (name,))
-        else:
-            cur = await self._conn.execute(
-                "DELETE FROM memories WHERE name = ? AND scope = ? AND scope_id = ?", (name, scope, scope_id)
-            )
-        await self._conn.commit()
+        async with self._transaction():
+            if scope is None:
+                cur = await self._conn.execute("DELETE FROM memories WHERE name = ?", (name,))
+            else:
+                cur = await self._conn.execute(
+                    "DELETE FROM memories WHERE name = ? AND scope = ? AND scope_id = ?",
+                    (name, scope, scope_id),
+                )
         return cur.rowcount
 
     # --- watches ------------------------------------------------------------------------
     async def add_watch(self, watch: dict[str, Any]) -> None:
         cols = ", ".join(watch)
         marks = ", ".join("?" for _ in watch)
-        await self._conn.execute(f"INSERT INTO watches({cols}) VALUES ({marks})", tuple(watch.values()))
-        await self._conn.commit()
+        async with self._transaction():
+            await self._conn.execute(f"INSERT INTO watches({cols}) VALUES ({marks})", tuple(watch.values()))
 
     async def list_watches(
         self, session_id: str | None = None, *, active_only: bool = True
@@ -457,32 +475,32 @@ class Storage:
 
     async def update_watch(self, watch_id: str, **fields: Any) -> None:
         cols = ", ".join(f"{k} = ?" for k in fields)
-        await self._conn.execute(f"UPDATE watches SET {cols} WHERE id = ?", (*fields.values(), watch_id))
-        await self._conn.commit()
+        async with self._transaction():
+            await self._conn.execute(f"UPDATE watches SET {cols} WHERE id = ?", (*fields.values(), watch_id))
 
     async def fire_watch(self, watch: dict[str, Any], text: str, **fields: Any) -> int:
         """In one commit: the watch stops (``active = 0`` plus ``fields``) and its result joins the
         session's queue of undelivered results. Returns the result's id."""
         now = time.time()
         cols = ", ".join(f"{k} = ?" for k in ("active", "result", *fields))
-        await self._conn.execute(
-            f"UPDATE watches SET {cols} WHERE id = ?", (0, text[:4000], *fields.values(), watch["id"])
-        )
-        cur = await self._conn.execute(
-            "INSERT INTO watch_results(session_id, watch_id, name, text, created) VALUES (?,?,?,?,?)",
-            (watch["session_id"], watch["id"], watch["name"], text, now),
-        )
-        await self._conn.commit()
+        async with self._transaction():
+            await self._conn.execute(
+                f"UPDATE watches SET {cols} WHERE id = ?", (0, text[:4000], *fields.values(), watch["id"])
+            )
+            cur = await self._conn.execute(
+                "INSERT INTO watch_results(session_id, watch_id, name, text, created) VALUES (?,?,?,?,?)",
+                (watch["session_id"], watch["id"], watch["name"], text, now),
+            )
         return cur.lastrowid or 0
 
     async def queue_watch_result(
         self, session_id: str, text: str, *, watch_id: str = "", name: str = ""
     ) -> int:
-        cur = await self._conn.execute(
-            "INSERT INTO watch_results(session_id, watch_id, name, text, created) VALUES (?,?,?,?,?)",
-            (session_id, watch_id, name, text, time.time()),
-        )
-        await self._conn.commit()
+        async with self._transaction():
+            cur = await self._conn.execute(
+                "INSERT INTO watch_results(session_id, watch_id, name, text, created) VALUES (?,?,?,?,?)",
+                (session_id, watch_id, name, text, time.time()),
+            )
         return cur.lastrowid or 0
 
     async def pending_watch_results(self, session_id: str | None = None) -> list[dict[str, Any]]:
@@ -509,11 +527,11 @@ class Storage:
         return json.loads(row[0]) if row else default
 
     async def set_setting(self, key: str, value: Any) -> None:
-        await self._conn.execute(
-            "INSERT INTO settings(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
-            (key, json.dumps(value)),
-        )
-        await self._conn.commit()
+        async with self._transaction():
+            await self._conn.execute(
+                "INSERT INTO settings(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value",
+                (key, json.dumps(value)),
+            )
 
 
 def read_session_messages(path: Path | str, session: str) -> list[dict[str, Any]]:
