@@ -101,3 +101,44 @@ async def test_a_file_changed_after_the_preview_is_not_overwritten(tmp_path: Pat
     result = await execute(item)
     assert result.is_error and "changed on disk after the preview" in result.text
     assert await asyncio.to_thread(target.read_text) == "the user's edit\n"
+
+
+async def test_read_file_reads_the_sessions_own_plan_and_nothing_else_of_the_data_dir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """plan_agent's result names the plan file (``<data dir>/plans/<session>.md``): read_file reads
+    that one file without asking, while the rest of the data dir (the database, other sessions'
+    plans, a link planted at the plan's path) stays a refused secret store."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    ctx = make_ctx(workspace)
+    plan = ctx.plan_path()
+    assert "/home/.local/share/turnstone/" in str(plan)
+    plan.parent.mkdir(parents=True)
+    plan.write_text("# Plan v1\n\n1. Add the flag.\n")
+    (plan.parent / "other-session.md").write_text("# someone else's plan\n")
+    database = plan.parent.parent / "turnstone.db"
+    database.write_text("SECRET=sk-do-not-leak\n")
+
+    item = await prepare(PREPARERS, ctx, "read_file", path=str(plan))
+    assert item.error is None and item.needs_approval is False
+    assert "1. Add the flag." in (await execute(item)).text
+    (workspace / "plan-link.md").symlink_to(plan)  # the same file by another name is still it
+    linked = await prepare(PREPARERS, ctx, "read_file", path="plan-link.md")
+    assert linked.error is None and "Add the flag" in (await execute(linked)).text
+
+    for other in (plan.parent / "other-session.md", database):
+        refused = await prepare(PREPARERS, ctx, "read_file", path=str(other))
+        assert refused.error is not None and "secret store" in refused.error
+    other_session = make_ctx(workspace, session_id="another")
+    refused = await prepare(PREPARERS, other_session, "read_file", path=str(plan))
+    assert refused.error is not None and "secret store" in refused.error
+    write = await prepare(PREPARERS, ctx, "write_file", path=str(plan), content="x")
+    assert write.error is not None and "secret store" in write.error  # read, not write
+
+    plan.unlink()
+    plan.symlink_to(database)  # a link planted at the plan's path does not open the database
+    planted = await prepare(PREPARERS, ctx, "read_file", path=str(plan))
+    assert planted.error is not None and "secret store" in planted.error

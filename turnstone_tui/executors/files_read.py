@@ -297,6 +297,22 @@ def read_file_sync(
         return ToolResult(describe_os_error(shown, exc), is_error=True)
 
 
+def _is_own_plan(ctx: ToolContext, real: Path) -> bool:
+    """``real`` is this session's plan file (``<data dir>/plans/<session>.md``, which plan_agent
+    writes and its result names): read_file reads it without asking, although the data dir around
+    it is a secret store. Only that one regular file: no other session's plan, nothing through a
+    link planted at the plan's path."""
+    if not ctx.session_id:
+        return False
+    plan = ctx.plan_path()
+    try:
+        if plan.is_symlink() or not plan.is_file():
+            return False
+    except OSError:
+        return False
+    return real == real_path(plan)
+
+
 async def prepare_read_file(ctx: ToolContext, call_id: str, args: dict[str, Any]) -> PreparedItem:
     shown = require_str(args, "path")
     if shown is None:
@@ -308,10 +324,11 @@ async def prepare_read_file(ctx: ToolContext, call_id: str, args: dict[str, Any]
             return error_item(call_id, "read_file", args, f"read_file: {problem}")
     path = ctx.resolve(shown)
     real = await asyncio.to_thread(real_path, path)
-    store = secret_store(real, [ctx.config.path])
+    own_plan = await asyncio.to_thread(_is_own_plan, ctx, real)
+    store = None if own_plan else secret_store(real, [ctx.config.path])
     if store:
         return error_item(call_id, "read_file", args, secret_refusal("read_file", shown, store))
-    outside = outside_workspace(real, ctx.cwd)
+    outside = outside_workspace(real, ctx.cwd) and not own_plan
     start = offset if isinstance(offset, int) else 1
     count = limit if isinstance(limit, int) else None
     budget = max(ctx.config.tools.truncation - 200, 1000)
