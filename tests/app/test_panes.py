@@ -388,3 +388,31 @@ async def test_spinners_of_panes_and_cards_turn_on_one_tick() -> None:
             app.panes.finish(f"c{n}", cancelled_result())
         await pilot.pause()
         assert ticker._timer is None  # nothing running: no tick
+
+
+async def test_a_pane_starting_or_finishing_restyles_the_grid_once() -> None:
+    """The grid's layout classes (-one/-two/-four/-many, -narrow, -compact) change together: each
+    class changed on its own restyled every pane again; and a finishing pane that leaves the grid
+    is not restyled on its way out."""
+    app = PanesHarness()
+    async with app.run_test(size=(120, 40)) as pilot:
+        panes = app.panes
+        for n in range(3):
+            panes.start(f"c{n}", f"sleep {n}")
+        await pilot.pause()
+        restyled: list[object] = []
+        update_styles = app.update_styles
+
+        def counting(node, animate: bool = True) -> None:  # noqa: ANN001
+            restyled.append(node)
+            update_styles(node, animate=animate)
+
+        app.update_styles = counting  # type: ignore[method-assign]
+        leaving = panes.pane("c2")
+        panes.finish("c2", ToolResult("[exit code: 0]", process=ProcessOutcome(0)))  # -four -> -two
+        assert restyled.count(panes) == 1 and leaving not in restyled
+        restyled.clear()
+        panes.start("c9", "sleep 9")  # -two -> -four
+        assert restyled.count(panes) == 1
+        await pilot.pause()
+        assert panes.has_class("-four") and len(panes) == 3

@@ -7,6 +7,7 @@ from rich.color import ColorSystem
 from rich.segment import Segment
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
+from textual.widgets import Footer
 
 from tests.app.helpers import answers, send, start, wait_until
 from tests.helpers.model_server import Reply, ScriptedModelServer
@@ -195,3 +196,65 @@ async def test_an_edit_card_previews_the_changed_lines_in_colour(
         removed = next(line for line in card.output_lines if "return a - b" in line)
         assert added.startswith("\x1b[32m+") and removed.startswith("\x1b[31m-")
         assert log.region.height >= 6
+
+
+# --- cost of a status change -------------------------------------------------------------------
+
+
+class CardsWithFooter(Cards):
+    def compose(self) -> ComposeResult:
+        yield from super().compose()
+        yield Footer()
+
+
+async def test_status_changes_of_cards_not_in_focus_leave_the_footer_alone() -> None:
+    """A bindings refresh recomposes the whole footer: four cards changing status (running, then
+    done) must not do that eight times; only the focused card's "Expand" concerns the footer."""
+    app = CardsWithFooter()
+    async with app.run_test(size=(80, 30)) as pilot:
+        first, second = list(app.query(ToolCard))
+        app.set_focus(None)
+        await pilot.pause()
+        refreshes: list[object] = []
+        app.screen.bindings_updated_signal.subscribe(app, refreshes.append)
+        for card in (first, second):
+            card.mark_running()
+        for card in (first, second):
+            card.set_result(ToolResult("ok\n[exit code: 0]", process=ProcessOutcome(0)), ["alpha"])
+        await pilot.pause()
+        assert refreshes == [], "cards out of focus asked for a bindings refresh"
+        # The focused card that becomes expandable does show "Expand" in the footer.
+        app2_card = ToolCard(bash_item("c3"))
+        await app.query_one(VerticalScroll).mount(app2_card)
+        app2_card.focus()
+        await pilot.pause()
+        refreshes.clear()
+        app2_card.set_result(ToolResult("ok\n[exit code: 0]", process=ProcessOutcome(0)), ["alpha"])
+        await pilot.pause()
+        assert refreshes, "the focused card's new Expand binding was not shown"
+        footer_text = "\n".join(screen_text(app)[-1:])
+        assert "Expand" in footer_text
+
+
+async def test_a_status_change_restyles_the_card_once() -> None:
+    """Each class changed on its own restyled the card and all it holds again; a status change
+    switches its classes in one update."""
+    app = Cards()
+    async with app.run_test(size=(80, 30)) as pilot:
+        card = app.query_one("#first", ToolCard)
+        await pilot.pause()
+        restyled: list[object] = []
+        update_styles = app.update_styles
+
+        def counting(node, animate: bool = True) -> None:  # noqa: ANN001
+            restyled.append(node)
+            update_styles(node, animate=animate)
+
+        app.update_styles = counting  # type: ignore[method-assign]
+        card.mark_running()
+        assert restyled.count(card) == 1
+        restyled.clear()
+        card.set_result(ToolResult("ok\n[exit code: 0]", process=ProcessOutcome(0)), ["alpha"])
+        assert restyled.count(card) == 1
+        await pilot.pause()
+        assert card.has_class("-ok") and not card.has_class("-running")

@@ -34,6 +34,7 @@ _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b
 _CONTROL_RE = re.compile(r"[\x00-\x08\x0b-\x1a\x1c-\x1f\x7f]")
 
 OutcomeKind = Literal["ok", "warning", "error"]
+_OUTCOME_KINDS: tuple[OutcomeKind, ...] = ("ok", "warning", "error")
 
 
 @dataclass(frozen=True, slots=True)
@@ -393,14 +394,19 @@ class BashPane(Vertical):
 
     def set_result(self, result: ToolResult) -> BashOutcome:
         """Stop the spinner and show the exit status."""
+        outcome = self.end(result)
+        self.update_classes({f"-{kind}": kind == outcome.kind for kind in _OUTCOME_KINDS})
+        self._render_status()
+        return outcome
+
+    def end(self, result: ToolResult) -> BashOutcome:
+        """Stop the spinner and record how the call ended, without repainting (for a pane that
+        leaves the screen now: restyling it first would cost a restyle of the pane for nothing)."""
         self.finished_at = clock.now()
         self.outcome = bash_outcome(result)
         if self._ticker is not None:
             self._ticker.stop()
             self._ticker = None
-        self.remove_class("-ok", "-warning", "-error")
-        self.add_class(f"-{self.outcome.kind}")
-        self._render_status()
         return self.outcome
 
     def _render_status(self) -> None:
@@ -410,6 +416,5 @@ class BashPane(Vertical):
             label.tick(Content.assemble((clock.spinner_frame(), "$text-accent"), f" {elapsed}"))
             return
         icon = {"ok": "✓", "warning": "!", "error": "✗"}[self.outcome.kind]
-        label.remove_class("-ok", "-warning", "-error")
-        label.add_class(f"-{self.outcome.kind}")
+        label.update_classes({f"-{kind}": kind == self.outcome.kind for kind in _OUTCOME_KINDS})
         label.tick(f"{icon} {self.outcome.label} · {elapsed}")

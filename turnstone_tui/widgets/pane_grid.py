@@ -163,10 +163,12 @@ class ParallelPanes(Container):
             lines = [line for chunk, _ in pending for line in chunk][-self.max_lines :]
             return [clean_line(line) for line in lines]
         pane.write_chunks(pending, skipped)
-        pane.set_result(result)
         lines = pane.lines
         if pane.is_attached:
+            pane.end(result)
             pane.remove()
+        else:
+            pane.set_result(result)
         self._relayout()
         return lines
 
@@ -207,24 +209,21 @@ class ParallelPanes(Container):
         self._call_ids = None
         count = len(self._panes)
         self.display = count > 0
-        self.set_class(count == 1, "-one")
-        self.set_class(count == 2, "-two")
-        self.set_class(3 <= count <= 4, "-four")
-        self.set_class(count > 4, "-many")
-        self._fit()
+        classes = {"-one": count == 1, "-two": count == 2, "-four": 3 <= count <= 4, "-many": count > 4}
+        # All classes in one update: each class changed on its own restyled every pane again.
+        self.update_classes({**classes, **self._fit_classes()})
 
     def on_resize(self) -> None:
-        self._fit()
+        self.update_classes(self._fit_classes())
 
-    def _fit(self) -> None:
+    def _fit_classes(self) -> dict[str, bool]:
         """Small terminals: panes drop their border when it would leave them too few output rows,
         and more than four panes use two columns where three would be too narrow."""
         width, height = self.size
         if not height:
-            return
+            return {}
         count = len(self._panes)
         narrow = width < MIN_WIDTH_FOR_THREE_COLUMNS
         columns = 1 if count <= 1 else 2 if count <= 4 or narrow else 3
         rows = max(1, -(-count // columns))
-        self.set_class(narrow, "-narrow")
-        self.set_class(height // rows < MIN_ROWS_FOR_BORDERS, "-compact")
+        return {"-narrow": narrow, "-compact": height // rows < MIN_ROWS_FOR_BORDERS}

@@ -56,6 +56,11 @@ _LABELS: dict[CardStatus, str] = {
     "cancelled": "cancelled",
 }
 
+_STATUS_CLASSES: dict[CardStatus, dict[str, bool]] = {
+    status: {f"-{name}": name == status for name in _ICONS} for status in _ICONS
+}
+"""Each status's class switches, applied in one ``update_classes`` (one restyle)."""
+
 
 def classify_result(item: PreparedItem, result: ToolResult) -> tuple[CardStatus, str]:
     """Status and short label for a finished call, from the result's status (never its text)."""
@@ -143,6 +148,7 @@ class ToolCard(Vertical, can_focus=True):
         self._summary = Static("", classes="tool-card--summary", markup=False)
         self._output = OutputLog(max_lines=EXPANDED_MAX_LINES)
         self._ticker: Subscription | None = None
+        self._bindings_expandable = False  # can_expand as the footer last showed it
         if item.error:
             self._finish("error", "error", ToolResult(item.error, is_error=True), None)
 
@@ -239,7 +245,6 @@ class ToolCard(Vertical, can_focus=True):
         self, status: CardStatus, label: str, result: ToolResult, output_lines: list[str] | None
     ) -> None:
         self.finished_at = clock.now()
-        self.add_class("-done")
         self.status = status
         self.status_label = label
         self.result = result
@@ -271,8 +276,7 @@ class ToolCard(Vertical, can_focus=True):
         elapsed = self.elapsed
         elapsed_text = f" · {clock.format_elapsed(elapsed)}" if elapsed is not None else ""
         view = self._status_view
-        for name in _ICONS:
-            view.set_class(name == self.status, f"-{name}")
+        view.update_classes(_STATUS_CLASSES[self.status])
         if self.status == "running":
             progress = f" · {self.progress_text}" if self.progress_text else ""
             view.tick(
@@ -283,8 +287,9 @@ class ToolCard(Vertical, can_focus=True):
         view.tick(f"{_ICONS[self.status]} {label}{elapsed_text}")
 
     def _refresh_view(self) -> None:
-        for name in _ICONS:
-            self.set_class(name == self.status, f"-{name}")
+        # One restyle of the card for a change of status (each class changed on its own restyled
+        # the card and everything in it again).
+        self.update_classes({**_STATUS_CLASSES[self.status], "-done": self.finished_at is not None})
         self._refresh_title()
         self._refresh_status()
         summary_lines: list[Content] = []
@@ -299,7 +304,13 @@ class ToolCard(Vertical, can_focus=True):
         self._summary.update(Content("\n").join(summary_lines))
         # Expanded, the full output replaces the preview (the preview is its first lines).
         self._summary.display = bool(summary_lines) and not self.expanded
-        self.refresh_bindings()
+        expandable = self.can_expand
+        if expandable != self._bindings_expandable:
+            self._bindings_expandable = expandable
+            if self.is_mounted and self.has_focus_within:
+                # Only the focused card's bindings are in the footer (focus itself refreshes them);
+                # a refresh recomposes the whole footer, for every card on every status change.
+                self.refresh_bindings()
 
 
 def first_lines(lines: list[str], limit: int) -> list[str]:
