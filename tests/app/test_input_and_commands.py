@@ -66,7 +66,7 @@ async def test_slash_completion_filters_and_accepts(
     async with app.run_test(size=SIZE) as pilot:
         await start(pilot)
         await pilot.press("/")
-        await wait_until(pilot, lambda: len(menu_labels(app)) == 14, what="all commands listed")
+        await wait_until(pilot, lambda: len(menu_labels(app)) == 16, what="all commands listed")
         await pilot.press("h", "e")
         await wait_until(pilot, lambda: menu_labels(app) == ["/help"], what="only /help")
         await pilot.press("enter")  # accept + run (no arguments)
@@ -289,3 +289,49 @@ async def test_esc_cancels_a_compaction_and_keeps_the_history(
         await send(pilot, "and then")
         contents = [m.get("content") for m in model_server.model_requests()[-1].body["messages"]]
         assert "tell me about zebras" in contents and "Zebras are striped." in contents
+
+
+async def test_export_writes_the_conversation_and_copy_takes_the_last_answer(
+    app: TurnstoneApp, model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    model_server.script(
+        [
+            Reply.tools([("read_file", {"path": "notes.txt"}, "call_1")]),
+            Reply.text("The notes say:\n\n```\nuse ``` fences\n```\n\nThat is all."),
+        ]
+    )
+    workdir = tmp_path / "work"
+    (workdir / "notes.txt").write_text("use ``` fences\n")
+    async with app.run_test(size=SIZE) as pilot:
+        await start(pilot)
+        await send(pilot, "/copy", wait=False)
+        await wait_until(pilot, lambda: infos(app)[-1].startswith("Nothing to copy yet"), 20)
+        await send(pilot, "what do the notes say?")
+        await wait_until(pilot, lambda: any("That is all." in a for a in answers(app)), 20)
+
+        await send(pilot, "/copy", wait=False)
+        await wait_until(pilot, lambda: bool(app.clipboard), 20)
+        assert app.clipboard == "The notes say:\n\n```\nuse ``` fences\n```\n\nThat is all."
+
+        session_id = app.session.session_id
+        await send(pilot, "/export", wait=False)
+        exported = workdir / f"turnstone-{session_id}.md"
+        await wait_until(pilot, lambda: exported.exists(), 20, "the export")
+        assert infos(app)[-1] == f"Exported 4 messages to {exported}"
+        text = exported.read_text()
+        assert text.index("## You\n\nwhat do the notes say?") < text.index("**Tool call: `read_file`**")
+        assert '"path": "notes.txt"' in text
+        assert "Result:\n\n````\n     1\tuse ``` fences\n````" in text, "the result is fenced past its own backticks"
+        assert text.rstrip().endswith("That is all.")
+
+        before = text
+        await send(pilot, "/export", wait=False)  # the same default name again: refused, the file kept
+        await wait_until(pilot, lambda: bool(errors(app)), 20)
+        assert errors(app)[-1].startswith(f"/export: {exported} exists")
+        assert exported.read_text() == before
+        await send(pilot, "/export out/chat.md", wait=False)  # no such folder: an error, no crash
+        await wait_until(pilot, lambda: len(errors(app)) == 2, 20)
+        assert "/export: could not write" in errors(app)[-1]
+        await send(pilot, "/export chat.md", wait=False)
+        await wait_until(pilot, lambda: (workdir / "chat.md").exists(), 20)
+        await wait_until(pilot, lambda: (workdir / "chat.md").read_text() == before, 20)

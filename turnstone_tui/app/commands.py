@@ -314,6 +314,50 @@ async def _raw(app: TurnstoneApp, argument: str) -> None:
     app.notify("Raw Markdown on." if app.raw_mode else "Raw Markdown off.", timeout=2)
 
 
+@slash_command("copy", "", "Copy the last answer to the clipboard")
+async def _copy(app: TurnstoneApp, argument: str) -> None:
+    from ..core.transcript import last_answer
+
+    text = last_answer(app.session.messages) if app.session is not None else ""
+    if not text:
+        await app.chat.add_info("Nothing to copy yet: no answer in this conversation.")
+        return
+    app.copy_to_clipboard(text)  # OSC 52: works over ssh and in tmux with set-clipboard on
+    app.notify(f"Copied the last answer ({len(text)} characters).", timeout=3)
+
+
+@slash_command("export", "[file]", "Save the conversation to a Markdown file")
+async def _export(app: TurnstoneApp, argument: str) -> None:
+    from pathlib import Path
+
+    from ..core.transcript import transcript_markdown
+
+    session = app.session
+    if session is None or not session.messages:
+        await app.chat.add_info("Nothing to export yet.")
+        return
+    target = Path(argument).expanduser() if argument else Path(f"turnstone-{session.session_id}.md")
+    if not target.is_absolute():
+        target = session.cwd / target
+    text = transcript_markdown(
+        session.messages, title=f"turnstone conversation {session.session_id}", model=session.provider.model
+    )
+
+    def write() -> None:
+        with target.open("x", encoding="utf-8") as handle:  # never overwrite a file
+            handle.write(text)
+
+    try:
+        await asyncio.to_thread(write)
+    except FileExistsError:
+        await app.chat.add_error(f"/export: {target} exists; give another file name.")
+        return
+    except OSError as exc:
+        await app.chat.add_error(f"/export: could not write {target}: {exc.strerror or exc}")
+        return
+    await app.chat.add_info(f"Exported {len(session.messages)} messages to {target}")
+
+
 @slash_command("exit", "", "Quit turnstone")
 async def _exit(app: TurnstoneApp, argument: str) -> None:
     await app.action_quit()

@@ -14,6 +14,7 @@ from ..core.mentions import strip_attachments
 from ..core.outcomes import NOT_STORED_TEXT
 from ..core.permissions import MODE_NOTE_KIND
 from ..core.session import PLAN_CARD_KEY
+from ..core.transcript import message_text
 from ..core.types import PreparedItem, ProcessOutcome, ToolResult, ToolStatus
 from ..widgets.chat_history import Revive
 from ..widgets.chat_messages import AssistantMessage, InfoMessage, UserMessage
@@ -56,21 +57,11 @@ def stored_result(message: dict[str, Any]) -> ToolResult:
     except TypeError:  # stored by another version
         outcome = None
     return ToolResult(
-        _text_of(message.get("content")),
+        message_text(message.get("content")),
         is_error=bool(message.get("is_error")),
         status=ToolStatus(status) if status in set(ToolStatus) else None,
         process=outcome,
     )
-
-
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(
-            str(p.get("text", "")) for p in content if isinstance(p, dict) and p.get("type") == "text"
-        )
-    return ""
 
 
 RECENT_ENTRIES = 8
@@ -92,13 +83,13 @@ def replay_entries(messages: list[dict[str, Any]]) -> list[Revive]:
         if role == "user":
             if message.get("kind") == MODE_NOTE_KIND:
                 continue  # told to the model; the user saw the mode in the status bar
-            text, attached = strip_attachments(_text_of(message.get("content")))
+            text, attached = strip_attachments(message_text(message.get("content")))
             if text:
                 entries.append(partial(UserMessage, text))
             if attached:
                 entries.append(partial(InfoMessage, "Attached: " + ", ".join(attached)))
         elif role == "assistant":
-            text = _text_of(message.get("content"))
+            text = message_text(message.get("content"))
             if text.strip():
                 entries.append(partial(AssistantMessage, text, finished=True))
             for call in message.get("tool_calls") or []:
