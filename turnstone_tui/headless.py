@@ -118,7 +118,7 @@ class HeadlessUI:
         if name.startswith(MCP_PREFIX) and "__" in name[len(MCP_PREFIX) :]:
             name = "/".join(name[len(MCP_PREFIX) :].split("__", 1))
         amount = f"{progress:g}/{total:g}" if total is not None and total > 0 else f"{progress:g}"
-        text = f"[progress] {name} {amount} {message or ''}".rstrip()
+        text = f"[progress] {name} {amount} {' '.join((message or '').split())}".rstrip()  # one line
         self._log(f"{self._dim}{terminal_safe(text)}{self._reset}")
 
     def on_tool_result(self, call_id: str, name: str, result: ToolResult) -> None:

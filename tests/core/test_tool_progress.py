@@ -13,6 +13,7 @@ from tests.helpers.model_server import Reply, ScriptedModelServer
 from tests.helpers.recording_ui import RecordingUI
 from turnstone_tui.core.protocol import SessionUI
 from turnstone_tui.core.subagent import SubagentUI
+from turnstone_tui.core.types import PreparedItem
 from turnstone_tui.headless import HeadlessUI
 from turnstone_tui.mcp.manager import McpManager
 from turnstone_tui.providers.factory import create_provider
@@ -97,3 +98,20 @@ async def test_a_call_to_a_failed_mcp_server_says_so_and_how_to_reconnect(
         assert "not available in this session" in ui.results["call_ghost"][1].text
     finally:
         await manager.aclose()
+
+
+def test_headless_progress_is_one_compact_line_each() -> None:
+    """Without a total the count alone; a server's multi-line or hostile message stays one safe line."""
+    import io
+
+    err = io.StringIO()
+    ui = HeadlessUI(out=io.StringIO(), err=err, color=False)
+    ui.on_tools_prepared([PreparedItem("c1", "mcp__files__index", {}, header="files/index")])
+    ui.on_tool_progress("c1", 40, None, "scanning\nsrc/\x1b]52;c;bad\x07")
+    ui.on_tool_progress("c1", 2.5, 10, None)
+    ui.on_tool_progress("c2", 1, 2, "half")  # a call it never saw prepared: named by its id
+    assert [line for line in err.getvalue().splitlines() if not line.startswith("▶")] == [
+        "[progress] files/index 40 scanning src/\\x1b]52;c;bad\\x07",
+        "[progress] files/index 2.5/10",
+        "[progress] c2 1/2 half",
+    ]
