@@ -321,7 +321,9 @@ async def test_export_writes_the_conversation_and_copy_takes_the_last_answer(
         text = exported.read_text()
         assert text.index("## You\n\nwhat do the notes say?") < text.index("**Tool call: `read_file`**")
         assert '"path": "notes.txt"' in text
-        assert "Result:\n\n````\n     1\tuse ``` fences\n````" in text, "the result is fenced past its own backticks"
+        assert "Result:\n\n````\n     1\tuse ``` fences\n````" in text, (
+            "the result is fenced past its own backticks"
+        )
         assert text.rstrip().endswith("That is all.")
 
         before = text

@@ -336,26 +336,29 @@ async def _export(app: TurnstoneApp, argument: str) -> None:
     if session is None or not session.messages:
         await app.chat.add_info("Nothing to export yet.")
         return
-    target = Path(argument).expanduser() if argument else Path(f"turnstone-{session.session_id}.md")
-    if not target.is_absolute():
-        target = session.cwd / target
-    text = transcript_markdown(
-        session.messages, title=f"turnstone conversation {session.session_id}", model=session.provider.model
-    )
+    messages, title = list(session.messages), f"turnstone conversation {session.session_id}"
 
-    def write() -> None:
-        with target.open("x", encoding="utf-8") as handle:  # never overwrite a file
-            handle.write(text)
+    def write() -> Path:  # off the loop: a long conversation is a big document
+        text = transcript_markdown(messages, title=title, model=session.provider.model)
+        target = Path(argument).expanduser() if argument else Path(f"turnstone-{session.session_id}.md")
+        target = target if target.is_absolute() else session.cwd / target
+        try:
+            with target.open("x", encoding="utf-8") as handle:  # never overwrite a file
+                handle.write(text)
+        except OSError as exc:
+            exc.filename = str(target)
+            raise
+        return target
 
     try:
-        await asyncio.to_thread(write)
-    except FileExistsError:
-        await app.chat.add_error(f"/export: {target} exists; give another file name.")
+        target = await asyncio.to_thread(write)
+    except FileExistsError as exc:
+        await app.chat.add_error(f"/export: {exc.filename} exists; give another file name.")
         return
     except OSError as exc:
-        await app.chat.add_error(f"/export: could not write {target}: {exc.strerror or exc}")
+        await app.chat.add_error(f"/export: could not write {exc.filename}: {exc.strerror or exc}")
         return
-    await app.chat.add_info(f"Exported {len(session.messages)} messages to {target}")
+    await app.chat.add_info(f"Exported {len(messages)} messages to {target}")
 
 
 @slash_command("exit", "", "Quit turnstone")
