@@ -340,11 +340,21 @@ async def test_a_400_naming_tool_search_falls_back_to_chat_completions_once(
     rejected = Reply.error(
         400, "Invalid value: 'tool_search'. Supported values are: 'function', 'file_search' and 'web_search'."
     )
-    model_server.script([rejected, Reply.text("Fine."), Reply.text("Still fine.")])
+    model_server.script([rejected])
+    await assert_falls_back_once(model_server, demo_mcp, tmp_path, "rejected native tool search")
+
+
+async def assert_falls_back_once(
+    model_server: ScriptedModelServer, demo_mcp: McpManager, tmp_path: Path, notice: str
+) -> None:
+    """The first request (hosted search, /responses) fails; it is sent again as Chat Completions
+    with the client-side tool_search, and so is the next turn's (remembered for the session)."""
+    model_server.script([Reply.text("Fine."), Reply.text("Still fine.")])
     session, ui = await session_for(openai_config(model_server), demo_mcp, tmp_path)
+    assert session.tool_search_tier == "native"
     await session.send("hello")
     assert not ui.errors and ui.text == "Fine."
-    assert any("rejected native tool search" in info for info in ui.infos)
+    assert any(notice in info for info in ui.infos)
     assert session.tool_search_tier == "client"
     await session.send("and again")  # remembered for the session: no second hosted attempt
     requests = model_server.model_requests()
@@ -386,19 +396,9 @@ async def test_a_proxy_without_the_responses_api_falls_back_to_chat_completions_
     """An OpenAI-compatible proxy that has /chat/completions but no /responses (it answers 404, or
     405) gets the client tier for the rest of the session, like a 400 naming tool search."""
     model_server.missing["/responses"] = status
-    model_server.script([Reply.text("Fine."), Reply.text("Still fine.")])
-    session, ui = await session_for(openai_config(model_server), demo_mcp, tmp_path)
-    assert session.tool_search_tier == "native"
-    await session.send("hello")
-    assert not ui.errors and ui.text == "Fine."
-    assert any("does not offer the API native tool search needs" in info for info in ui.infos)
-    assert session.tool_search_tier == "client"
-    await session.send("and again")  # remembered for the session: no second hosted attempt
-    requests = model_server.model_requests()
-    assert [r.path for r in requests] == ["/v1/responses", "/v1/chat/completions", "/v1/chat/completions"]
-    for request in requests[1:]:
-        names = {t["function"]["name"] for t in request.body["tools"]}
-        assert "tool_search" in names and not any(n.startswith("mcp__") for n in names)
+    await assert_falls_back_once(
+        model_server, demo_mcp, tmp_path, "does not offer the API native tool search needs"
+    )
 
 
 async def test_a_404_from_chat_completions_is_an_error_not_a_fallback(
