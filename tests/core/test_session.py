@@ -440,3 +440,32 @@ async def test_the_model_is_told_the_permission_mode_when_it_changes(model_serve
         {"role": "user", "content": "do it"},
         {"role": "user", "content": notes[4][-1]},
     ]
+
+
+async def test_a_task_sub_agent_reads_its_parents_plan(model_server, tmp_path, monkeypatch) -> None:
+    """The plan lives in the data dir (a secret store but for the session's own plan): a task
+    sub-agent handed the plan's path reads it, as its parent could."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("XDG_DATA_HOME", raising=False)
+    cfg = make_config(model_server, tmp_path)
+    cfg.db_path = ""  # the default: plans in ~/.local/share/turnstone/plans
+    work = tmp_path / "work"
+    work.mkdir()
+    plan = tmp_path / "home" / ".local" / "share" / "turnstone" / "plans" / "sess-plan.md"
+    model_server.script(
+        [
+            Reply.tools([("plan_agent", {"goal": "a feature"})]),
+            Reply.text("# Plan\n1. add the flag"),  # the plan sub-agent
+            Reply.tools([("task_agent", {"prompt": f"carry out the plan in {plan}"})]),
+            Reply.tools([("read_file", {"path": str(plan)}, "call_read")]),  # the task sub-agent
+            Reply.text("read it"),
+            Reply.text("All done."),
+        ]
+    )
+    ui = RecordingUI(plan_reviews=[PlanReview("accept")])
+    session = await new_session(cfg, ui, work, session_id="sess-plan")
+    await session.send("plan it, then do it")
+    assert plan.is_file()
+    (name, result) = ui.results["call_read"]
+    assert name == "read_file" and not result.is_error, result.text
+    assert "1. add the flag" in result.text

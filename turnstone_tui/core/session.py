@@ -779,6 +779,7 @@ class ChatSession:
         sub.policy.session_rules = self.policy.session_rules
         sub.policy.mode = self.policy.mode
         sub.ctx.read_tracker = self.ctx.read_tracker
+        sub.ctx.plan_session = self.ctx.plan_session or self.session_id  # a task agent reads the plan
         await sub.start()
         try:
             await sub.send(prompt)

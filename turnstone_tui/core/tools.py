@@ -132,6 +132,7 @@ class ToolContext:
     notify_in_flight: int = 0  # notify calls of the running batch still delivering
     active_skill: str | None = None
     plan_version: int = 0  # the plan file's version (1 = first written); 0 until plan_agent writes it here
+    plan_session: str = ""  # whose plan this context reads: a sub-agent's is its parent's ("": session_id)
     on_skill_loaded: Callable[[str, str], None] | None = None  # (name, content)
     tool_search: ToolSearchManager | None = None  # set by a main session
     watches: WatchScheduler | None = None  # the runtime's watch runner
@@ -152,7 +153,7 @@ class ToolContext:
     def plan_path(self) -> Path:
         """Where this session's plan lives: ``<plans dir>/<session_id>.md`` in the app's data dir
         (``Config.plans_dir``), so plans never litter the project."""
-        return self.config.plans_dir() / f"{self.session_id}.md"
+        return self.config.plans_dir() / f"{self.plan_session or self.session_id}.md"
 
 
 def error_item(call_id: str, func_name: str, args: dict[str, Any], message: str) -> PreparedItem:
