@@ -163,6 +163,15 @@ async def test_shift_tab_cycles_the_mode_shown_in_the_status_bar_and_plan_mode_r
         result = tool_results(model_server)[-1]
         assert "plan mode allows read-only tools only" in result
         assert app.runtime is not None and not (app.runtime.options.cwd / "a.txt").exists()
+        # the model was told the mode with the message (not only by the refusal), once
+        first = model_server.model_requests()[0].body["messages"]
+        assert [m["content"][:23] for m in first[-2:]] == ["write it", "[permission mode: plan]"]
+        notes = [
+            m
+            for m in model_server.model_requests()[-1].body["messages"]
+            if "[permission mode" in (m["content"] or "")
+        ]
+        assert len(notes) == 1
 
 
 async def test_an_untrusted_project_file_is_shown_and_t_trusts_it(
