@@ -10,8 +10,31 @@ Imports nothing else from turnstone_tui: executors (bash, math, watch) use it.
 
 from __future__ import annotations
 
-from .bwrap import SandboxSupport, confine, support
-from .env import child_env
-from .policy import RunPlan, SandboxPolicy, plan
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .bwrap import SandboxSupport, confine, support
+    from .env import child_env
+    from .policy import RunPlan, SandboxPolicy, plan
 
 __all__ = ["RunPlan", "SandboxPolicy", "SandboxSupport", "child_env", "confine", "plan", "support"]
+
+_HOME = {
+    "SandboxSupport": "bwrap",
+    "confine": "bwrap",
+    "support": "bwrap",
+    "child_env": "env",
+    "RunPlan": "policy",
+    "SandboxPolicy": "policy",
+    "plan": "policy",
+}
+
+
+def __getattr__(name: str) -> Any:
+    # Loaded on first use: the command line imports only ``process`` (make_undumpable) before the
+    # app's first frame, and the profile builder is not needed until a command runs.
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{home}"), name)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
 import os
 import sys
 from pathlib import Path
@@ -23,8 +22,15 @@ PR_GET_DUMPABLE = 3
 def _libc() -> ctypes.CDLL | None:
     if not sys.platform.startswith("linux"):
         return None
+    try:  # glibc's soname; find_library (it runs ldconfig -p) only where that is not it (musl)
+        return ctypes.CDLL("libc.so.6", use_errno=True)
+    except OSError:
+        pass
+    from ctypes.util import find_library
+
     try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+        found = find_library("c")
+        return ctypes.CDLL(found, use_errno=True) if found else None
     except OSError:
         return None
 
