@@ -8,12 +8,13 @@ import importlib
 import logging
 import os
 import sys
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from .config import Config, ConfigError, load_config
-from .providers.registry import PROVIDER_NAMES
+from .providers.registry import PROVIDER_NAMES, PROVIDERS
 from .sandbox.process import make_undumpable
 
 if TYPE_CHECKING:
@@ -162,7 +163,19 @@ def _runtime_options(args: argparse.Namespace):  # noqa: ANN202
     )
 
 
+def _start_sdk_import(cfg: Config) -> None:
+    """Import the selected API provider's SDK in a daemon thread, from now: most of a ``-p`` run's
+    CPU, overlapping the engine's imports and the database's opening. Only the third-party package
+    (it imports nothing of ours); a failure is left for the provider's build to report."""
+    from .providers.factory import provider_name
+
+    sdk = PROVIDERS[name].sdk if (name := provider_name(cfg)) in PROVIDERS else ""
+    if sdk:
+        threading.Thread(target=importlib.import_module, args=(sdk,), name="sdk-import", daemon=True).start()
+
+
 async def run_headless(cfg: Config, prompt: str, args: argparse.Namespace) -> int:
+    _start_sdk_import(cfg)
     from .core.provider import ProviderError
     from .core.registry import ToolDefinitionError
     from .headless import HeadlessUI
@@ -172,11 +185,19 @@ async def run_headless(cfg: Config, prompt: str, args: argparse.Namespace) -> in
     ui = HeadlessUI()
     if _debug_mode():
         _report_stalls(ui.on_info)
+    options = _runtime_options(args)
+    options.defer_provider = True  # built in a thread while storage opens, awaited before the session
     try:
-        runtime = await Runtime.create(cfg, options=_runtime_options(args))
+        runtime = await Runtime.create(cfg, options=options)
     except (ProviderError, ToolDefinitionError, ConfigError, StorageError) as exc:
         return _fail(str(exc), 1)
     try:
+        built = getattr(runtime.provider, "ready", None)  # a deferred (API) provider's build
+        if built is not None:
+            try:
+                await built()
+            except ProviderError as exc:  # as if it had failed in Runtime.create
+                return _fail(str(exc), 1)
         banner = runtime.provider.banner()
         if banner:
             ui.on_info(banner)
@@ -255,7 +276,9 @@ def run_app(cfg: Config, args: argparse.Namespace) -> int:
         options = _runtime_options(args)
         options.warm_imports = True
         options.watch_host = True  # the app also polls the watches of sessions open nowhere
-        options.defer_provider = True  # the SDK loads in a thread while the session starts
+        # the SDK loads in a thread once the session is on the screen (or the first prompt asks)
+        options.defer_provider = True
+        options.provider_build_on_request = True
         return await runtime_module.Runtime.create(cfg, options=options)
 
     async def stored_history() -> list[dict[str, Any]]:

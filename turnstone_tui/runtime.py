@@ -92,8 +92,12 @@ class RuntimeOptions:
     """Once the first session is ready, import in a thread what the first tool call would otherwise
     import on the event loop (the app; a headless run would only wait for it at exit)."""
     defer_provider: bool = False
-    """Build an API provider (its SDK import) in a thread while the session starts; the first request
-    waits for it (the app: ready to type sooner; a headless run needs the answer anyway)."""
+    """Build an API provider (its SDK import) in a thread while storage opens and the session
+    starts; the first request waits for it."""
+    provider_build_on_request: bool = False
+    """With ``defer_provider``: the build starts only when the front end calls the provider's
+    ``begin()`` or a request needs it (the app: once its session is on the screen, so the SDK's
+    import does not take half of the GIL from the start-up)."""
 
 
 WARM_MODULES = ("bashlex", "jsonschema")
@@ -147,10 +151,11 @@ class Runtime:
 
         options = options or RuntimeOptions()
         registry = default_registry()  # raises ToolDefinitionError naming a bad file
+        if provider is None and options.defer_provider:  # first: it builds while storage opens
+            start = not options.provider_build_on_request
+            provider = deferred_provider(config, provider_name(config), start=start)
         storage = await Storage.open(config.resolved_db_path())
         try:
-            if provider is None and options.defer_provider:
-                provider = deferred_provider(config, provider_name(config))
             if provider is None:
                 # Only the selected provider's SDK, imported in a thread: seconds of CPU that must
                 # not hold the event loop (the app has drawn its first frame and takes keys).

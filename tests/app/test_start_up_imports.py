@@ -14,6 +14,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+from tests.helpers.model_server import Reply, ScriptedModelServer
+
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = [
     "anthropic",
@@ -179,3 +181,54 @@ def test_a_configured_mcp_server_brings_the_mcp_sdk(tmp_path: Path) -> None:
     )
     assert loaded["anthropic"] and loaded["mcp"]
     assert not loaded["openai"]
+
+
+def test_a_headless_run_imports_no_textual_and_starts_the_sdk_import_before_the_engine(
+    model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """``-p`` through the real command line: Textual is never imported, and the selected SDK's
+    import (most of the run's CPU) begins in its own thread before the engine's modules load, so
+    the two overlap; the answer is printed."""
+    model_server.script([Reply.text("headless answer")])
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'db_path = "{tmp_path / "t.db"}"\n\n[api]\nbase_url = "{model_server.openai_base_url}"\n'
+        'api_key = "k"\n\n[model]\nname = "scripted-model"\nprovider = "openai"\nretries = 0\n',
+        encoding="utf-8",
+    )
+    script = textwrap.dedent(
+        f"""
+        import json, sys, threading
+
+        seen = {{}}
+
+        class Recorder:
+            def find_spec(self, name, path=None, target=None):
+                if name in ("openai", "turnstone_tui.runtime") and name not in seen:
+                    seen[name] = {{
+                        "thread": threading.current_thread().name,
+                        "runtime_loaded": "turnstone_tui.runtime" in sys.modules,
+                    }}
+                return None
+
+        sys.meta_path.insert(0, Recorder())
+        from turnstone_tui.cli import main
+
+        code = main(["--config", {str(config)!r}, "-p", "say something"])
+        print(json.dumps({{"code": code, "seen": seen, "textual": "textual" in sys.modules}}))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=tmp_path,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "headless answer" in done.stdout
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["code"] == 0 and not report["textual"]
+    assert report["seen"]["openai"] == {"thread": "sdk-import", "runtime_loaded": False}, report

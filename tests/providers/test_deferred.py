@@ -90,3 +90,43 @@ async def test_the_app_says_at_once_when_the_background_provider_cannot_be_built
         await start(pilot)
         await wait_until(pilot, lambda: any("provider is not usable" in e for e in errors(app)), 20)
         assert app.ready  # the app stays usable (/resume, /history, /model …)
+
+
+async def test_the_app_session_is_on_screen_before_the_provider_build_begins(
+    model_server: ScriptedModelServer, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As the console script starts the app (provider_build_on_request): the SDK's import does not
+    compete with the session's start; it begins once the welcome is drawn, with no prompt sent,
+    and the first prompt is answered through the real SDK."""
+    from tests.app.helpers import answers, send, start, wait_until
+    from turnstone_tui.app.app import TurnstoneApp
+    from turnstone_tui.providers import factory
+    from turnstone_tui.widgets.chat_messages import WelcomeMessage
+
+    model_server.script([Reply.text("built after the welcome")])
+    config = model_server.config()
+    config.db_path = str(tmp_path / "t.db")
+    options = RuntimeOptions(
+        cwd=tmp_path,
+        start_mcp=False,
+        start_watches=False,
+        defer_provider=True,
+        provider_build_on_request=True,
+    )
+    app = TurnstoneApp(runtime_factory=lambda: Runtime.create(config, options=options), cwd=tmp_path)
+    builds: list[tuple[bool, int]] = []
+    real_create = factory.create_provider
+
+    def recording_create(config):  # noqa: ANN001, ANN202 - runs in the build thread
+        builds.append((app.ready, len(app.query(WelcomeMessage))))
+        return real_create(config)
+
+    monkeypatch.setattr(factory, "create_provider", recording_create)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await start(pilot)
+        await wait_until(pilot, lambda: builds, 30, "the provider's build to begin")
+        assert builds == [(True, 1)], builds
+        assert model_server.model_requests() == []
+        await send(pilot, "hello")
+        assert answers(app) == ["built after the welcome"]
+        assert len(builds) == 1

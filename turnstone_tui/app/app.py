@@ -246,7 +246,9 @@ class TurnstoneApp(App[None]):
             self.set_interval(INBOX_REFRESH_SECONDS, self.refresh_inbox)
         self.refresh_inbox()
         if not self._session_ready.is_set():
-            self._report_provider_problem()
+            # Once this frame is drawn: a provider built in the background starts its build (the
+            # SDK's import) then, if no request started it, and a build that fails is said at once.
+            self.call_after_refresh(self._report_provider_problem)
             # A second after start-up (a full collection takes ~100 ms: not on the first frame).
             self.set_timer(1.0, self._gc.freeze_startup)
             self.set_interval(1, self._gc_tick)
@@ -256,8 +258,8 @@ class TurnstoneApp(App[None]):
 
     @work(group="provider-check", exit_on_error=False)
     async def _report_provider_problem(self) -> None:
-        """A provider built in the background (its SDK loads after the first frame) that could not
-        be built is said at once, not only when the first prompt fails."""
+        """A provider built in the background (its SDK loads once the session is on the screen)
+        that could not be built is said at once, not only when the first prompt fails."""
         ready = getattr(self.runtime.provider, "ready", None) if self.runtime is not None else None
         if ready is None:
             return

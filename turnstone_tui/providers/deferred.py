@@ -29,28 +29,44 @@ DEFERRABLE = {"openai": openai_hosted_tool_search, "anthropic": anthropic_native
 class DeferredProvider:
     """A Provider whose SDK loads in the background; see the module docstring."""
 
-    def __init__(self, config: Config, name: str) -> None:
-        from .factory import create_provider
-
+    def __init__(self, config: Config, name: str, *, start: bool = True) -> None:
         self.name = name
         self.model = config.model.name
         self.native_tool_search: bool | None = DEFERRABLE[name](self.model)
-        # a plain thread (not the loop's executor): it must not wait behind other blocking work
-        self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="provider-build")
-        self._build: concurrent.futures.Future[Provider] = self._pool.submit(create_provider, config)
-        self._pool.shutdown(wait=False)
+        self._config = config
+        self._build: concurrent.futures.Future[Provider] | None = None
+        if start:
+            self.begin()
+
+    def begin(self) -> concurrent.futures.Future[Provider]:
+        """Start the build unless it started (``start=False`` leaves that to the front end, or to
+        the first request); the build's future."""
+        if self._build is None:
+            from .factory import create_provider
+
+            # a plain thread (not the loop's executor): it must not wait behind other blocking work
+            pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="provider-build")
+            self._build = pool.submit(create_provider, self._config)
+            pool.shutdown(wait=False)
+        return self._build
+
+    @property
+    def started(self) -> bool:
+        return self._build is not None
 
     @property
     def built(self) -> Provider | None:
         """The real provider once it is built (None before, or when the build failed)."""
-        if self._build.done() and self._build.exception() is None:
-            return self._build.result()
+        build = self._build
+        if build is not None and build.done() and build.exception() is None:
+            return build.result()
         return None
 
     async def ready(self) -> Provider:
-        """The real provider (waits for the build); ProviderError when it could not be built."""
+        """The real provider (starts the build if needed, and waits for it); ProviderError when it
+        could not be built."""
         try:
-            return await asyncio.wrap_future(self._build)
+            return await asyncio.wrap_future(self.begin())
         except ProviderError:
             raise
         except Exception as exc:
@@ -71,6 +87,8 @@ class DeferredProvider:
             yield event
 
     async def aclose(self) -> None:
+        if self._build is None:  # never started: nothing to close
+            return
         try:
             real = await asyncio.wrap_future(self._build)
         except Exception:  # never built: nothing to close
@@ -87,8 +105,9 @@ class DeferredProvider:
         return getattr(real, attribute)
 
 
-def deferred_provider(config: Config, name: str) -> Provider | None:
-    """A DeferredProvider for ``name`` when it is one of the API providers, else None."""
+def deferred_provider(config: Config, name: str, *, start: bool = True) -> Provider | None:
+    """A DeferredProvider for ``name`` when it is one of the API providers, else None; with
+    ``start=False`` its build waits for ``begin()`` or the first request."""
     if name not in DEFERRABLE:
         return None
-    return DeferredProvider(config, name)
+    return DeferredProvider(config, name, start=start)

@@ -32,6 +32,7 @@ class ProviderEntry:
     hosted_host: str = ""  # the vendor's own API: its models take images unless the config says no
     images: bool = True  # False: never send images (unless the config says yes)
     install_hint: str = ""  # said when the module cannot be imported (an optional extra)
+    sdk: str = ""  # the third-party package the module is built on (its import is the slow part)
 
     @property
     def module_path(self) -> str:
@@ -52,9 +53,15 @@ class ProviderEntry:
 PROVIDERS: dict[str, ProviderEntry] = {
     entry.name: entry
     for entry in (
-        ProviderEntry("openai", "openai_provider", "OpenAIProvider", hosted_host="api.openai.com"),
         ProviderEntry(
-            "anthropic", "anthropic_provider", "AnthropicProvider", hosted_host="api.anthropic.com"
+            "openai", "openai_provider", "OpenAIProvider", hosted_host="api.openai.com", sdk="openai"
+        ),
+        ProviderEntry(
+            "anthropic",
+            "anthropic_provider",
+            "AnthropicProvider",
+            hosted_host="api.anthropic.com",
+            sdk="anthropic",
         ),
         ProviderEntry(
             "local", "local_provider", "LocalProvider", images=False, install_hint=GENERIC_LOCAL_HINT
