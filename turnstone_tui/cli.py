@@ -170,8 +170,15 @@ def _start_sdk_import(cfg: Config) -> None:
     from .providers.factory import provider_name
 
     sdk = PROVIDERS[name].sdk if (name := provider_name(cfg)) in PROVIDERS else ""
+
+    def load() -> None:
+        try:
+            importlib.import_module(sdk)
+        except Exception:  # noqa: BLE001 - said by the build, once (not as a thread's traceback)
+            pass
+
     if sdk:
-        threading.Thread(target=importlib.import_module, args=(sdk,), name="sdk-import", daemon=True).start()
+        threading.Thread(target=load, name="sdk-import", daemon=True).start()
 
 
 async def run_headless(cfg: Config, prompt: str, args: argparse.Namespace) -> int:
