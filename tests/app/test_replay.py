@@ -79,3 +79,36 @@ def test_a_permission_mode_note_is_not_shown_as_a_user_message() -> None:
     ]
     shown = [(entry.func.__name__, entry.args) for entry in replay_entries(messages)]  # type: ignore[attr-defined]
     assert shown == [("UserMessage", ("plan it",)), ("AssistantMessage", ("ok",))]
+
+
+def test_engine_notes_are_shown_as_one_line_notices_not_as_the_users_words() -> None:
+    """A resumed chat shows the changed-resources note and the plan review as short notices (the
+    model got their full text; the user never typed it)."""
+    from turnstone_tui.app.replay import replay_entries
+    from turnstone_tui.core.mcp_bridge import ResourceUpdate
+    from turnstone_tui.core.session import PLAN_REVIEW_KIND, resource_updates_message
+
+    changed = resource_updates_message(
+        [
+            ResourceUpdate("docs://readme", "demo", "new text\n" * 500),
+            ResourceUpdate("file:///a", "demo", "x"),
+        ]
+    )
+    review = {
+        "role": "user",
+        "content": "[plan review] The user reviewed and ACCEPTED this plan. Proceed with it.\n\nPlan file: /p.md",
+        "kind": PLAN_REVIEW_KIND,
+    }
+    messages = [changed, {"role": "user", "content": "go on"}, review]
+    shown = [(entry.func.__name__, entry.args) for entry in replay_entries(messages)]  # type: ignore[attr-defined]
+    assert shown == [
+        (
+            "InfoMessage",
+            (
+                "MCP resources changed since the model read them: docs://readme, file:///a "
+                "(their new contents went to the model)",
+            ),
+        ),
+        ("UserMessage", ("go on",)),
+        ("InfoMessage", ("Plan review: The user reviewed and ACCEPTED this plan. Proceed with it.",)),
+    ]

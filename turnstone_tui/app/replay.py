@@ -7,13 +7,14 @@ they looked when the conversation ran, not as bare one-liners.
 from __future__ import annotations
 
 import json
+import re
 from functools import partial
 from typing import Any
 
 from ..core.mentions import strip_attachments
 from ..core.outcomes import NOT_STORED_TEXT
 from ..core.permissions import MODE_NOTE_KIND
-from ..core.session import PLAN_CARD_KEY
+from ..core.session import PLAN_CARD_KEY, PLAN_REVIEW_KIND, RESOURCE_UPDATE_KIND
 from ..core.transcript import message_text
 from ..core.types import PreparedItem, ProcessOutcome, ToolResult, ToolStatus
 from ..widgets.chat_history import Revive
@@ -81,8 +82,12 @@ def replay_entries(messages: list[dict[str, Any]]) -> list[Revive]:
     for message in messages:
         role = message.get("role")
         if role == "user":
-            if message.get("kind") == MODE_NOTE_KIND:
+            kind = message.get("kind")
+            if kind == MODE_NOTE_KIND:
                 continue  # told to the model; the user saw the mode in the status bar
+            if kind in (RESOURCE_UPDATE_KIND, PLAN_REVIEW_KIND):  # the engine's notes, not the user's words
+                entries.append(partial(InfoMessage, _note_notice(kind, message_text(message.get("content")))))
+                continue
             text, attached = strip_attachments(message_text(message.get("content")))
             if text:
                 entries.append(partial(UserMessage, text))
@@ -95,6 +100,20 @@ def replay_entries(messages: list[dict[str, Any]]) -> list[Revive]:
             for call in message.get("tool_calls") or []:
                 entries.append(partial(_replayed_card, call, results.get(call.get("id"))))
     return entries
+
+
+def _note_notice(kind: str, text: str) -> str:
+    """One line for an engine note the model was sent (its text can be pages long)."""
+    if kind == RESOURCE_UPDATE_KIND:
+        uris = ", ".join(_RESOURCE_URI.findall(text)) or "?"
+        return (
+            f"MCP resources changed since the model read them: {uris} (their new contents went to the model)"
+        )
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    return "Plan review: " + first.removeprefix("[plan review]").strip()
+
+
+_RESOURCE_URI = re.compile(r'^<resource uri="([^"]*)"', re.MULTILINE)
 
 
 async def replay_messages(
