@@ -106,12 +106,16 @@ tool families' modules (the lazy preparer table's)."""
 
 
 def _warm_imports() -> None:
+    """Import the deferred modules (in a worker thread), never while the provider's build imports
+    its SDK (see ``providers.deferred.IMPORT_LOCK``)."""
     from .executors.catalog import warm
+    from .providers.deferred import IMPORT_LOCK
 
-    for name in WARM_MODULES:
-        with contextlib.suppress(ImportError):
-            importlib.import_module(name)
-    warm()
+    with IMPORT_LOCK:
+        for name in WARM_MODULES:
+            with contextlib.suppress(ImportError):
+                importlib.import_module(name)
+        warm()
 
 
 class Runtime:

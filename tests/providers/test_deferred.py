@@ -130,3 +130,38 @@ async def test_the_app_session_is_on_screen_before_the_provider_build_begins(
         await send(pilot, "hello")
         assert answers(app) == ["built after the welcome"]
         assert len(builds) == 1
+
+
+def test_the_import_warm_up_and_the_provider_build_never_import_at_once(
+    model_server: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The SDK (in the build thread) and the web tools (warmed in another) both import httpx; two
+    threads importing it at once could leave the provider's build with a half-initialised httpx
+    ('partially initialized module' - the app then refused every request)."""
+    import threading
+
+    from turnstone_tui import runtime as runtime_module
+    from turnstone_tui.executors import catalog
+    from turnstone_tui.providers import factory
+
+    release, entered = threading.Event(), threading.Event()
+    order: list[str] = []
+
+    def held_build(config: object) -> object:
+        entered.set()
+        release.wait(30)
+        order.append("built")
+        return object()
+
+    monkeypatch.setattr(factory, "create_provider", held_build)
+    monkeypatch.setattr(catalog, "warm", lambda: order.append("warmed"))
+    monkeypatch.setattr(runtime_module, "WARM_MODULES", ())
+    provider = DeferredProvider(model_server.config(), "openai")  # the build begins, and is held
+    assert provider.started and entered.wait(30)
+    warm = threading.Thread(target=runtime_module._warm_imports)
+    warm.start()
+    warm.join(0.5)
+    assert warm.is_alive() and order == []  # waiting for the build's imports
+    release.set()
+    warm.join(30)
+    assert order == ["built", "warmed"]

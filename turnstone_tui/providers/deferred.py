@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import threading
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,20 @@ from .capabilities import anthropic_native_tool_search, openai_hosted_tool_searc
 
 if TYPE_CHECKING:
     from ..config import Config
+
+IMPORT_LOCK = threading.Lock()
+"""Held by a thread importing a large part of the dependencies (the provider's build, the app's
+import warm-up): both reach httpx, and two threads importing one package with import cycles at
+once can hand one of them the package half-initialised ("partially initialized module 'httpx'
+has no attribute 'URL'"), which failed the build and so every request of the session."""
+
+
+def _build_alone(config: Config) -> Provider:
+    from .factory import create_provider
+
+    with IMPORT_LOCK:
+        return create_provider(config)
+
 
 DEFERRABLE = {"openai": openai_hosted_tool_search, "anthropic": anthropic_native_tool_search}
 
@@ -42,11 +57,9 @@ class DeferredProvider:
         """Start the build unless it started (``start=False`` leaves that to the front end, or to
         the first request); the build's future."""
         if self._build is None:
-            from .factory import create_provider
-
             # a plain thread (not the loop's executor): it must not wait behind other blocking work
             pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="provider-build")
-            self._build = pool.submit(create_provider, self._config)
+            self._build = pool.submit(_build_alone, self._config)
             pool.shutdown(wait=False)
         return self._build
 
