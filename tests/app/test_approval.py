@@ -81,6 +81,35 @@ async def run_keys(items: list[PreparedItem], *keys: str) -> Harness:
     return app
 
 
+async def test_the_answer_goes_out_before_the_modal_closes() -> None:
+    """The engine gets the decision while the modal is still the screen: the approved calls start
+    before the frame that redraws the screen under it (the screen then closes on its own)."""
+    seen: list[tuple[ApprovalDecision, bool]] = []
+
+    class Answering(App[None]):
+        def __init__(self) -> None:
+            super().__init__()
+            self.decisions: list[ApprovalDecision | None] = []
+
+        def compose(self) -> ComposeResult:
+            yield Static("chat")
+
+        def on_mount(self) -> None:
+            def answer(decision: ApprovalDecision) -> None:
+                seen.append((decision, isinstance(self.screen, ApprovalScreen)))
+
+            self.push_screen(ApprovalScreen([bash_item()], answer=answer), self.decisions.append)
+
+    app = Answering()
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.pause()
+        await pilot.press("y")
+        await pilot.pause()
+        assert seen == [(ApprovalDecision(approved=True, feedback=None, always=frozenset()), True)]
+        assert not isinstance(app.screen, ApprovalScreen)
+    assert app.decisions == [seen[0][0]]
+
+
 async def test_y_approves_without_always() -> None:
     app = await run_keys([bash_item()], "y")
     assert app.decisions == [ApprovalDecision(approved=True, feedback=None, always=frozenset())]

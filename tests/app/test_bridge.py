@@ -26,6 +26,7 @@ class Recorder(App[None]):
         self.events: list[tuple[str, str]] = []
         self.batches = 0
         self.answer = answer
+        self.asked: list[m.ApprovalRequested] = []
 
     def compose(self) -> ComposeResult:
         yield Static("recorder")
@@ -41,6 +42,9 @@ class Recorder(App[None]):
                 else:
                     self.events.extend(("output", f"{item.call_id}:{line}") for line in item.lines)
             message.buffer.consumed = True
+        elif isinstance(message, m.ApprovalRequested) and not self.answer:
+            self.asked.append(message)
+            self.events.append((type(message).__name__, ""))
         elif isinstance(message, m.ApprovalRequested) and self.answer:
             self.events.append(("approval", ",".join(i.call_id for i in message.items)))
             message.future.set_result(ApprovalDecision(approved=True, always=frozenset({"bash"})))
@@ -87,6 +91,21 @@ async def test_approval_question_is_answered_through_a_future() -> None:
         decision = await asyncio.wait_for(ui.approve_tools([item]), 5)
         assert decision.approved and decision.always == frozenset({"bash"})
         assert ("approval", "c7") in app.events
+
+
+async def test_an_answer_reaches_the_engine_on_the_next_loop_turn() -> None:
+    """The engine resumes one loop turn after the answer (through asyncio.shield it took three:
+    the frame due meanwhile, a repaint of the whole screen under the closing modal, ran first)."""
+    app = Recorder(answer=False)
+    async with app.run_test() as pilot:
+        ui = TextualSessionUI(app)
+        item = PreparedItem(call_id="c9", func_name="bash", args={}, header="bash")
+        task = asyncio.create_task(ui.approve_tools([item]))
+        await wait_until(pilot, lambda: ("ApprovalRequested", "") in app.events)
+        requested = next(q for q in app.asked)
+        requested.future.set_result(ApprovalDecision(approved=True))
+        await asyncio.sleep(0)
+        assert task.done() and task.result().approved
 
 
 async def test_a_withdrawn_question_is_reported() -> None:

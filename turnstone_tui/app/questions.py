@@ -43,8 +43,14 @@ class QuestionBroker:
                 card.mark_awaiting()
         session = self._app.session
         workspace = session.cwd if session is not None else None
-        screen = ApprovalScreen(message.items, workspace)
-        self._ask(message.future, screen, len(message.items), ApprovalDecision(False))
+        future = message.future
+
+        def answer(decision: ApprovalDecision) -> None:
+            if not future.done():
+                future.set_result(decision)
+
+        screen = ApprovalScreen(message.items, workspace, answer)
+        self._ask(future, screen, len(message.items), ApprovalDecision(False))
 
     def ask_plan_review(self, message: m.PlanReviewRequested) -> None:
         from .screens.plan_review import PlanReviewScreen

@@ -81,7 +81,9 @@ class TextualSessionUI:
     async def _ask(self, make_message, future: asyncio.Future[T]) -> T:  # type: ignore[no-untyped-def]
         self._post(make_message(future))
         try:
-            return await asyncio.shield(future)
+            # Awaited directly (a cancelled turn cancels it, as below): through asyncio.shield the
+            # answer reached the engine two loop turns later, after whatever frame was due.
+            return await future
         except asyncio.CancelledError:
             if not future.done():
                 future.cancel()

@@ -12,6 +12,7 @@ whether it runs in the sandbox.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -193,10 +194,16 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         Binding("escape", "cancel", "Deny", key_display="esc"),
     ]
 
-    def __init__(self, items: list[PreparedItem], workspace: Path | None = None) -> None:
+    def __init__(
+        self,
+        items: list[PreparedItem],
+        workspace: Path | None = None,
+        answer: Callable[[ApprovalDecision], None] | None = None,
+    ) -> None:
         super().__init__()
         self.items = list(items)
         self.workspace = workspace
+        self._answer = answer
         self._dismissed = False
 
     def compose(self) -> ComposeResult:
@@ -226,7 +233,14 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
         if self._dismissed:
             return
         self._dismissed = True
-        self.dismiss(decision)
+        if self._answer is None:
+            self.dismiss(decision)
+            return
+        # The engine gets the answer first and the screen closes on the app's next turn: the
+        # approved calls then start before the frame that redraws the screen under the modal
+        # (closing first made them wait for that repaint).
+        self._answer(decision)
+        self.app.call_later(self.dismiss, decision)
 
     @property
     def skipped(self) -> list[str]:
