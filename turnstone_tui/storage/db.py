@@ -14,11 +14,14 @@ import sqlite3
 import time
 import unicodedata
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import aiosqlite
+
+T = TypeVar("T")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -154,6 +157,7 @@ class Storage:
         # task's commit would otherwise commit another's half-done transaction (a /compact's
         # DELETE without its INSERTs).
         self._writing = asyncio.Lock()
+        self._appends: list[_PendingAppend] = []  # waiting for the next group commit
 
     @contextlib.asynccontextmanager
     async def _transaction(self) -> AsyncIterator[None]:
@@ -293,14 +297,46 @@ class Storage:
     ) -> int:
         """Store ``message``; ``delivers`` marks that watch result delivered in the same commit
         (the result is in the history exactly when it is no longer pending)."""
-        async with self._transaction():
-            row_id = await self._insert_message(session_id, message)
-            if delivers is not None:
-                await self._conn.execute(
-                    "UPDATE watch_results SET delivered = ? WHERE id = ? AND delivered IS NULL",
-                    (time.time(), delivers),
-                )
-        return row_id
+        # Group commit: appends that arrive while another write holds the connection (four tool
+        # results finishing together) are stored by whichever gets it next, in one transaction.
+        entry = _PendingAppend(session_id, message, delivers, asyncio.get_running_loop().create_future())
+        self._appends.append(entry)
+        try:
+            async with self._writing:
+                if not entry.done.done():
+                    batch, self._appends = self._appends, []
+                    await self._store_appends(batch)
+        except asyncio.CancelledError:
+            if entry in self._appends:  # never taken into a batch: not stored
+                self._appends.remove(entry)
+            raise
+        return await entry.done
+
+    async def _store_appends(self, batch: list[_PendingAppend]) -> None:
+        """Store ``batch`` in one trip to the worker thread and settle every entry's future.
+
+        The write runs to its end even if this task is cancelled meanwhile (the thread cannot be
+        stopped): the other entries still get their answers."""
+        rows = [(e.session_id, e.message, e.delivers) for e in batch]
+        write = asyncio.ensure_future(self._in_worker(_append_messages, rows))
+
+        def settle(done: asyncio.Future[list[int | Exception]]) -> None:
+            failure = None if done.cancelled() else done.exception()
+            outcomes: list[int | BaseException] = (
+                [failure or asyncio.CancelledError()] * len(batch)
+                if failure or done.cancelled()
+                else done.result()
+            )
+            for e, outcome in zip(batch, outcomes, strict=True):
+                if e.done.done():
+                    continue
+                if isinstance(outcome, BaseException):
+                    e.done.set_exception(outcome)
+                else:
+                    e.done.set_result(outcome)
+
+        write.add_done_callback(settle)
+        await asyncio.shield(write)
 
     async def append_messages(self, session_id: str, messages: list[dict[str, Any]]) -> list[int]:
         """Append several messages in one transaction (an import, a rewritten history)."""
@@ -308,33 +344,21 @@ class Storage:
             return [await self._insert_message(session_id, message) for message in messages]
 
     async def _insert_message(self, session_id: str, message: dict[str, Any]) -> int:
-        content = message.get("content")
-        stored_content = content if isinstance(content, str) or content is None else json.dumps(content)
-        extra = {k: v for k, v in message.items() if k not in _MESSAGE_COLUMNS}
-        now = time.time()
-        cur = await self._conn.execute(
-            "INSERT INTO messages(session_id, role, content, tool_calls, tool_call_id, name, is_error, extra,"
-            " created) VALUES (?,?,?,?,?,?,?,?,?)",
-            (
-                session_id,
-                message["role"],
-                stored_content,
-                json.dumps(message["tool_calls"]) if message.get("tool_calls") else None,
-                message.get("tool_call_id"),
-                message.get("name"),
-                1 if message.get("is_error") else 0,
-                json.dumps({**extra, "_content_json": not isinstance(content, str) and content is not None})
-                if extra or (content is not None and not isinstance(content, str))
-                else None,
-                now,
-            ),
-        )
-        row_id = cur.lastrowid or 0
-        body = _search_body(message)
-        if body and message["role"] != "system":
-            await self._conn.execute("INSERT INTO messages_search(id, body) VALUES (?, ?)", (row_id, body))
-        await self._conn.execute("UPDATE sessions SET updated = ? WHERE id = ?", (now, session_id))
-        return row_id
+        """Insert one message inside the caller's transaction (one trip to the worker thread)."""
+        return await self._in_worker(_insert_message, session_id, message)
+
+    async def _in_worker(self, fn: Callable[..., T], *args: Any) -> T:
+        """``fn(sqlite3_connection, *args)`` in one call on aiosqlite's worker thread.
+
+        Each awaited statement is a round trip between the event loop and that thread, and on a
+        busy loop each trip waits for the frame being drawn: a tool result stored statement by
+        statement (3 statements and a commit) took 4 trips, and four results finishing together
+        16 in a row before the next request could go. aiosqlite has no public call for this; its
+        ``_execute`` (queue a function on the worker thread) and ``_conn`` (the sqlite3
+        connection) are the ones its own methods use.
+        """
+        conn = self._conn
+        return await conn._execute(fn, conn._conn, *args)
 
     async def load_messages(self, session_id: str) -> list[dict[str, Any]]:
         async with self._conn.execute(
@@ -566,6 +590,83 @@ def read_session_messages(path: Path | str, session: str) -> list[dict[str, Any]
 
 
 _MESSAGE_COLUMNS = frozenset({"role", "content", "tool_calls", "tool_call_id", "name", "is_error"})
+
+
+def _insert_message(db: sqlite3.Connection, session_id: str, message: dict[str, Any]) -> int:
+    """Insert ``message`` (its row, its search text, the session's time); on the worker thread."""
+    content = message.get("content")
+    stored_content = content if isinstance(content, str) or content is None else json.dumps(content)
+    extra = {k: v for k, v in message.items() if k not in _MESSAGE_COLUMNS}
+    now = time.time()
+    cur = db.execute(
+        "INSERT INTO messages(session_id, role, content, tool_calls, tool_call_id, name, is_error, extra,"
+        " created) VALUES (?,?,?,?,?,?,?,?,?)",
+        (
+            session_id,
+            message["role"],
+            stored_content,
+            json.dumps(message["tool_calls"]) if message.get("tool_calls") else None,
+            message.get("tool_call_id"),
+            message.get("name"),
+            1 if message.get("is_error") else 0,
+            json.dumps({**extra, "_content_json": not isinstance(content, str) and content is not None})
+            if extra or (content is not None and not isinstance(content, str))
+            else None,
+            now,
+        ),
+    )
+    row_id = cur.lastrowid or 0
+    body = _search_body(message)
+    if body and message["role"] != "system":
+        db.execute("INSERT INTO messages_search(id, body) VALUES (?, ?)", (row_id, body))
+    db.execute("UPDATE sessions SET updated = ? WHERE id = ?", (now, session_id))
+    return row_id
+
+
+def _append_messages(
+    db: sqlite3.Connection, rows: list[tuple[str, dict[str, Any], int | None]]
+) -> list[int | Exception]:
+    """Messages (each with the watch result it delivers) in one transaction; on the worker thread.
+
+    If the transaction fails, each message is tried in a transaction of its own, so only one that
+    cannot be stored fails: its place in the answer holds the exception, the others' their ids."""
+    try:
+        ids: list[int | Exception] = [_append_one(db, *row) for row in rows]
+        db.commit()
+        return ids
+    except Exception as exc:
+        db.rollback()
+        if len(rows) == 1:
+            return [exc]
+    outcomes: list[int | Exception] = []
+    for row in rows:
+        try:
+            outcomes.append(_append_one(db, *row))
+            db.commit()
+        except Exception as exc:
+            db.rollback()
+            outcomes.append(exc)
+    return outcomes
+
+
+def _append_one(
+    db: sqlite3.Connection, session_id: str, message: dict[str, Any], delivers: int | None
+) -> int:
+    row_id = _insert_message(db, session_id, message)
+    if delivers is not None:
+        db.execute(
+            "UPDATE watch_results SET delivered = ? WHERE id = ? AND delivered IS NULL",
+            (time.time(), delivers),
+        )
+    return row_id
+
+
+@dataclass(slots=True)
+class _PendingAppend:
+    session_id: str
+    message: dict[str, Any]
+    delivers: int | None
+    done: asyncio.Future[int]
 
 
 def _row_to_message(row: aiosqlite.Row | sqlite3.Row) -> dict[str, Any]:
