@@ -51,3 +51,25 @@ async def test_the_first_screen_parses_its_stylesheets_once_and_no_other_screens
         # Each read once (a mode's screen had main.tcss and every default style re-parsed twice more)
         assert ours == {"app.tcss": 1, "main.tcss": 1}, ours
         assert sorted(p.name for p in styles_dir().glob("*.tcss")) != ["app.tcss", "main.tcss"]
+
+
+async def test_the_first_screen_mounts_no_pane_grid_or_mcp_panel_until_used(tmp_path: Path) -> None:
+    """Hidden at start, so not mounted at start: the bash panes' grid comes with the first bash
+    call (above the prompt, where the layout had it), the MCP panel with F2."""
+    from turnstone_tui.widgets.mcp_panel import McpPanel
+    from turnstone_tui.widgets.pane_grid import ParallelPanes
+
+    app = held_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.main.is_mounted and app.prompt.has_focus, what="the first screen")
+        await pilot.pause()
+        assert not app.query(ParallelPanes) and not app.query(McpPanel)
+        assert app.main.mounted_panes is None
+
+        app.panes.start("call_1", "make")
+        app.panes.write("call_1", "building")
+        await wait_until(pilot, lambda: app.panes.is_mounted and app.panes.display, what="the panes")
+        order = [child.id for child in app.main.children if child.id]
+        assert order.index("panes") == order.index("prompt-area") - 1, order
+        assert app.query_one(ParallelPanes) is app.main.mounted_panes
+        await wait_until(pilot, lambda: app.panes.pane("call_1").lines == ["building"], what="the line")

@@ -40,14 +40,24 @@ HEAVY = [
     "turnstone_tui.executors.math",
 ]
 SESSION_LOADS = {"httpx"}  # the SDK's HTTP client (the selected provider's, by design)
+ENGINE = [
+    # imported in a thread once the first frame is drawn (the app's runtime factory)
+    "turnstone_tui.runtime",
+    "turnstone_tui.core.session",
+    "turnstone_tui.core.pipeline",
+    "turnstone_tui.core.permissions",
+    "turnstone_tui.storage.db",
+    # a resumed chat's replay: imported when there is something to replay
+    "turnstone_tui.app.replay",
+]
 
 
-def loaded_after(code: str, tmp_path: Path) -> dict[str, bool]:
-    """Run ``code`` in a fresh interpreter; which of HEAVY it left in sys.modules."""
+def loaded_after(code: str, tmp_path: Path, names: list[str] = HEAVY) -> dict[str, bool]:
+    """Run ``code`` in a fresh interpreter; which of ``names`` it left in sys.modules."""
     script = textwrap.dedent(code) + textwrap.dedent(
         f"""
         import json, sys
-        print(json.dumps({{name: name in sys.modules for name in {HEAVY!r}}}))
+        print(json.dumps({{name: name in sys.modules for name in {names!r}}}))
         """
     )
     done = subprocess.run(
@@ -63,17 +73,24 @@ def loaded_after(code: str, tmp_path: Path) -> dict[str, bool]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+APP_START = """
+    import turnstone_tui.cli
+    import turnstone_tui.app.app
+    from turnstone_tui.cli import apply_cli, build_parser
+    from turnstone_tui.config import Config
+    apply_cli(Config(), build_parser().parse_args(["--model", "gpt-x", "--provider", "openai"]))
+    """
+
+
 def test_the_app_module_and_command_line_import_no_sdk(tmp_path: Path) -> None:
-    loaded = loaded_after(
-        """
-        import turnstone_tui.cli
-        import turnstone_tui.app.app
-        from turnstone_tui.cli import apply_cli, build_parser
-        from turnstone_tui.config import Config
-        apply_cli(Config(), build_parser().parse_args(["--model", "gpt-x", "--provider", "openai"]))
-        """,
-        tmp_path,
-    )
+    loaded = loaded_after(APP_START, tmp_path)
+    assert [name for name, present in loaded.items() if present] == []
+
+
+def test_the_app_module_and_command_line_import_no_engine(tmp_path: Path) -> None:
+    """Everything before the first frame is on the event loop: the engine (session, pipeline,
+    permission rules, storage) loads after it, in a thread."""
+    loaded = loaded_after(APP_START, tmp_path, ENGINE)
     assert [name for name, present in loaded.items() if present] == []
 
 

@@ -71,7 +71,7 @@ async def test_denied_call_reaches_the_model_as_denied(
         results = tool_messages(model_server)
         assert len(results) == 1 and "den" in results[0]["content"].lower()
         assert answers(app) == ["Okay, not."]
-        assert not app.query_one(ParallelPanes).call_ids
+        assert not app.query(ParallelPanes)  # nothing ran: the panes were never mounted
 
 
 async def test_skipping_one_call_of_a_batch_denies_it_and_runs_the_other(

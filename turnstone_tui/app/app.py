@@ -22,12 +22,10 @@ from textual.reactive import var
 from ..config import ConfigError
 from ..core.mentions import strip_attachments
 from ..core.outcomes import cancelled_result
-from ..core.provider import ProviderError
 from ..core.resources import styles_dir
 from ..core.types import SessionState
 from ..widgets import clock
 from ..widgets.chat_view import ChatView
-from ..widgets.pane_grid import ParallelPanes
 from ..widgets.prompt_input import PromptInput
 from ..widgets.status_bar import StatusBar
 from . import messages as m
@@ -38,7 +36,6 @@ from .main_screen import MainScreen, welcome_text
 from .mcp_wait import FirstTurnMcpWait
 from .prompt_queue import PromptQueue
 from .questions import QuestionBroker
-from .replay import replay_messages
 from .stream_applier import StreamApplier
 from .ui_bridge import TextualSessionUI
 
@@ -46,6 +43,7 @@ if TYPE_CHECKING:
     from ..core.session import ChatSession
     from ..runtime import Runtime
     from ..widgets.mcp_panel import McpPanel
+    from ..widgets.pane_grid import ParallelPanes
 
 log = logging.getLogger(__name__)
 
@@ -163,7 +161,9 @@ class TurnstoneApp(App[None]):
     async def on_event(self, event: events.Event) -> None:
         # Every key reaches the app first: output waiting for the panes lets the key's frame go first.
         if isinstance(event, (events.Key, events.Paste)) and self.main.is_attached:
-            self.main.panes.yield_to_input()
+            panes = self.main.mounted_panes
+            if panes is not None:
+                panes.yield_to_input()
         await super().on_event(event)
 
     @on(MainScreen.Ready)
@@ -227,6 +227,8 @@ class TurnstoneApp(App[None]):
             await self.chat.add_info(self.session.instructions.describe(self.session.cwd))
         if session_id and replay and self.session.messages:
             if not shown_early:
+                from .replay import replay_messages  # only for a resumed chat
+
                 await replay_messages(self.chat, self.session.messages)
             for message in self.session.messages:
                 if (
@@ -260,6 +262,8 @@ class TurnstoneApp(App[None]):
     async def _report_provider_problem(self) -> None:
         """A provider built in the background (its SDK loads once the session is on the screen)
         that could not be built is said at once, not only when the first prompt fails."""
+        from ..core.provider import ProviderError  # the engine's module: loaded after the first frame
+
         ready = getattr(self.runtime.provider, "ready", None) if self.runtime is not None else None
         if ready is None:
             return
@@ -279,6 +283,8 @@ class TurnstoneApp(App[None]):
             return False
         if not messages:
             return False
+        from .replay import replay_messages
+
         await replay_messages(self.chat, messages)
         return True
 
@@ -325,8 +331,9 @@ class TurnstoneApp(App[None]):
             with contextlib.suppress(Exception):
                 await self.runtime.close_session(old)
         await self.chat.clear_chat()
-        for call_id in self.panes.call_ids:
-            self.panes.finish(call_id, cancelled_result())
+        panes = self.main.mounted_panes
+        for call_id in panes.call_ids if panes is not None else ():
+            panes.finish(call_id, cancelled_result())
         self.status_bar.pending = 0
         worker = self._start_session(session_id)
         await worker.wait()
@@ -543,6 +550,8 @@ class TurnstoneApp(App[None]):
 
     @work(group="slash", exit_on_error=False)
     async def _slash_worker(self, command: SlashCommand, argument: str) -> None:
+        from ..core.provider import ProviderError
+
         try:
             await command.run(self, argument)
         except (ConfigError, ProviderError, ValueError) as exc:

@@ -15,13 +15,13 @@ from textual.widgets import Footer
 
 from ..core.resources import styles_dir
 from ..widgets.chat_view import ChatView, NewOutputMarker
-from ..widgets.pane_grid import ParallelPanes
 from ..widgets.prompt_input import PromptArea, PromptCompleter, PromptInput
 from ..widgets.status_bar import StatusBar
 
 if TYPE_CHECKING:
     from ..core.provider import Provider
     from ..widgets.mcp_panel import ManagerLike
+    from ..widgets.pane_grid import ParallelPanes
 
 WidgetT = TypeVar("WidgetT", bound=Widget)
 
@@ -61,7 +61,7 @@ class MainScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield ChatView(id="chat", max_widgets=self._max_chat_widgets)
         yield NewOutputMarker(id="new-output")
-        yield ParallelPanes(max_lines=self._max_pane_lines, id="panes")
+        # the bash panes (hidden while nothing runs) are mounted here by the first bash call
         yield PromptArea(id="prompt-area", cwd=self._cwd, completer=self._completer)
         yield StatusBar(id="status-bar")
         yield Footer(id="footer")
@@ -103,7 +103,21 @@ class MainScreen(Screen[None]):
 
     @property
     def panes(self) -> ParallelPanes:
-        return self._widget("#panes", ParallelPanes)
+        """The bash panes' grid, mounted (above the prompt) on first use: not part of the first
+        frame, where it would only be hidden."""
+        panes = self.mounted_panes
+        if panes is None:
+            from ..widgets.pane_grid import ParallelPanes
+
+            panes = ParallelPanes(max_lines=self._max_pane_lines, id="panes")
+            self.mount(panes, before=self.query_one("#prompt-area"))
+            self._found["#panes"] = panes
+        return panes
+
+    @property
+    def mounted_panes(self) -> ParallelPanes | None:
+        """The bash panes' grid if a bash call has mounted it (it stays once mounted), else None."""
+        return cast("ParallelPanes | None", self._found.get("#panes"))
 
     @property
     def prompt(self) -> PromptInput:

@@ -14,9 +14,16 @@ from typing import Any
 from ..core.mentions import strip_attachments
 from ..core.outcomes import NOT_STORED_TEXT
 from ..core.permissions import MODE_NOTE_KIND
-from ..core.session import PLAN_CARD_KEY, PLAN_REVIEW_KIND, RESOURCE_UPDATE_KIND
 from ..core.transcript import message_text
-from ..core.types import PreparedItem, ProcessOutcome, ToolResult, ToolStatus
+from ..core.types import (
+    PLAN_CARD_KEY,
+    PLAN_REVIEW_KIND,
+    RESOURCE_UPDATE_KIND,
+    PreparedItem,
+    ProcessOutcome,
+    ToolResult,
+    ToolStatus,
+)
 from ..widgets.chat_history import Revive
 from ..widgets.chat_messages import AssistantMessage, InfoMessage, UserMessage
 from ..widgets.chat_view import ChatView

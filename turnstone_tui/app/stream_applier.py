@@ -160,9 +160,9 @@ class StreamApplier:
             card.set_progress(message.text)
 
     def _tool_finished(self, message: m.ToolFinished) -> None:
-        panes = self._app.panes
+        panes = self._app.main.mounted_panes
         lines: list[str] | None = None
-        if message.call_id in panes.call_ids:
+        if panes is not None and message.call_id in panes.call_ids:
             lines = panes.finish(message.call_id, message.result)
         card = self._app.chat.tool_card(message.call_id)
         if card is not None:
@@ -184,10 +184,10 @@ class StreamApplier:
             app.busy = False
             app.status_bar.busy_since = None
             app.call_later(app.send_queued)
-        chat, panes = self._app.chat, self._app.panes
+        chat, panes = self._app.chat, self._app.main.mounted_panes
         await chat.end_message()
         # Anything still shown as running was cut off (cancel): collapse its pane into the card.
-        for call_id in panes.call_ids:
+        for call_id in panes.call_ids if panes is not None else ():
             lines = panes.finish(call_id, cancelled_result())
             card = chat.tool_card(call_id)
             if card is not None and card.status in ("pending", "awaiting", "running"):

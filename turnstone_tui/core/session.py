@@ -45,7 +45,18 @@ from .provider import (
 from .subagent import SubagentUI
 from .tool_search import TOOL_SEARCH_SCHEMA, ToolSearchManager, decide_tier, tier_override
 from .tools import MemorySource, ToolContext, ToolTable
-from .types import ExecContext, PreparedItem, SessionState, StatusInfo, ToolCall, ToolResult, ToolStatus
+from .types import (
+    PLAN_CARD_KEY,
+    PLAN_REVIEW_KIND,
+    RESOURCE_UPDATE_KIND,
+    ExecContext,
+    PreparedItem,
+    SessionState,
+    StatusInfo,
+    ToolCall,
+    ToolResult,
+    ToolStatus,
+)
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -910,13 +921,7 @@ def _names_tool_search(message: str) -> bool:
     return any(word in lowered for word in ("tool_search", "defer_loading", "tool search", "tool_reference"))
 
 
-PLAN_REVIEW_KIND = "plan_review"
-PLAN_CARD_KEY = "plan_card"
-"""On a [plan review] message after a refinement: the plan_agent call's latest result (the tool
-message as stored), which its card shows; the model saw the earlier version in the tool result."""
-
 RESOURCE_UPDATE_MAX_CHARS = 20_000  # of one changed resource's new contents sent to the model
-RESOURCE_UPDATE_KIND = "mcp_resource_update"
 
 
 def resource_updates_message(updates: list[ResourceUpdate]) -> dict[str, Any]:

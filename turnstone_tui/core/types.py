@@ -10,6 +10,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+PLAN_REVIEW_KIND = "plan_review"
+"""The ``kind`` of the stored [plan review] message (kept out of the prompt history)."""
+PLAN_CARD_KEY = "plan_card"
+"""On a [plan review] message after a refinement: the plan_agent call's latest result (the tool
+message as stored), which its card shows; the model saw the earlier version in the tool result.
+Here, not in the session: a resumed chat's replay reads it without importing the engine."""
+RESOURCE_UPDATE_KIND = "mcp_resource_update"
+"""The ``kind`` of the engine's message telling the model of changed MCP resources."""
+
 
 class SessionState(enum.StrEnum):
     IDLE = "idle"
