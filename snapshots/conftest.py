@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.conftest import model_server, private_permission_rules  # noqa: F401  (re-exported fixtures)
+from tests.conftest import model_server, private_permission_rules, private_user_config  # noqa: F401  (re-exported fixtures)
 from turnstone_tui.core import prompts
 from turnstone_tui.widgets import clock
 

@@ -259,3 +259,46 @@ def test_permissions_screen(
         await pilot.pause(0.2)
 
     assert snap_compare(app, terminal_size=(110, 32), run_before=run_before)
+
+
+def test_undo_screen(snap_compare, model_server: ScriptedModelServer, tmp_path: Path) -> None:
+    """/undo after a turn that edited one file and created another: what each file will do, with the diff."""
+    model_server.script(
+        [
+            Reply.tools([("read_file", {"path": "dates.py"}, "call_read")], usage=(900, 20)),
+            Reply.tools(
+                [
+                    (
+                        "edit_file",
+                        {"path": "dates.py", "old_string": 'tz = "UTC"', "new_string": "tz = config.tz"},
+                        "call_edit",
+                    ),
+                    (
+                        "write_file",
+                        {"path": "test_dates.py", "content": "def test_tz():\n    ...\n"},
+                        "call_new",
+                    ),
+                ],
+                usage=(1200, 40),
+            ),
+            Reply.text("Done: the timezone comes from the config.", usage=(1500, 12)),
+        ]
+    )
+
+    async def run_before(pilot: Pilot) -> None:
+        app = await ready(pilot)
+        (tmp_path / "project" / "dates.py").write_text(
+            'def parse(text):\n    tz = "UTC"\n    return text, tz\n'
+        )
+        app.prompt.focus()
+        app.prompt.insert("use the configured timezone")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "ApprovalScreen", what="the approval")
+        await pilot.press("y")
+        await wait_until(pilot, lambda: app.turns_finished >= 1 and not app.busy, what="the turn")
+        app.prompt.insert("/undo")
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "UndoScreen", what="the undo screen")
+        await pilot.pause(0.2)
+
+    assert snap_compare(make_app(model_server, tmp_path), terminal_size=SIZE, run_before=run_before)

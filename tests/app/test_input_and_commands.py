@@ -66,7 +66,7 @@ async def test_slash_completion_filters_and_accepts(
     async with app.run_test(size=SIZE) as pilot:
         await start(pilot)
         await pilot.press("/")
-        await wait_until(pilot, lambda: len(menu_labels(app)) == 16, what="all commands listed")
+        await wait_until(pilot, lambda: len(menu_labels(app)) == 17, what="all commands listed")
         await pilot.press("h", "e")
         await wait_until(pilot, lambda: menu_labels(app) == ["/help"], what="only /help")
         await pilot.press("enter")  # accept + run (no arguments)

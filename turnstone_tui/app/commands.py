@@ -361,6 +361,34 @@ async def _export(app: TurnstoneApp, argument: str) -> None:
     await app.chat.add_info(f"Exported {len(messages)} messages to {target}")
 
 
+@slash_command("undo", "", "Put back the files the agent changed last")
+async def _undo(app: TurnstoneApp, argument: str) -> None:
+    from .screens.undo import UndoScreen
+
+    session = app.session
+    if session is None:
+        return
+    if app.busy:
+        await app.chat.add_error("/undo: wait for the turn to finish (or press esc) first.")
+        return
+    plan = await session.plan_undo()
+    if plan is None:
+        await app.chat.add_info(
+            "Nothing to undo: the agent has not changed a file with write_file or edit_file in this "
+            "session (changes made by bash commands are not tracked)."
+        )
+        return
+    if not plan.applicable:
+        lines = [f"{step.path}: {step.action.value}" for step in plan.steps]
+        await app.chat.add_info("Nothing to undo in the last turn that changed files:\n" + "\n".join(lines))
+        return
+    if not await app.push_screen_wait(UndoScreen(plan, session.cwd)):
+        await app.chat.add_info("Undo cancelled; the files are unchanged.")
+        return
+    lines = await session.undo(plan)
+    await app.chat.add_info("Undone (the model is told):\n" + "\n".join(lines))
+
+
 @slash_command("exit", "", "Quit turnstone")
 async def _exit(app: TurnstoneApp, argument: str) -> None:
     await app.action_quit()

@@ -11,6 +11,7 @@ import re
 from functools import partial
 from typing import Any
 
+from ..core.checkpoints import UNDO_NOTE_KIND
 from ..core.mentions import strip_attachments
 from ..core.outcomes import NOT_STORED_TEXT
 from ..core.permissions import MODE_NOTE_KIND
@@ -94,6 +95,9 @@ def replay_entries(messages: list[dict[str, Any]]) -> list[Revive]:
                 continue  # told to the model; the user saw the mode in the status bar
             if kind in (RESOURCE_UPDATE_KIND, PLAN_REVIEW_KIND):  # the engine's notes, not the user's words
                 entries.append(partial(InfoMessage, _note_notice(kind, message_text(message.get("content")))))
+                continue
+            if kind == UNDO_NOTE_KIND:
+                entries.append(partial(InfoMessage, "Undone: " + message_text(message.get("content"))))
                 continue
             text, attached = strip_attachments(message_text(message.get("content")))
             if text:

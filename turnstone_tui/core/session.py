@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import child_env
 from .arguments import ArgumentLimits, check_arguments
+from .checkpoints import FileCheckpoints, UndoPlan, undo_note
 from .mcp_bridge import McpBridge, McpEvent, ResourceUpdate
 from .mentions import expand_mentions
 from .model_output import clean_text, clean_value, unique_call_ids, used_call_ids
@@ -145,6 +146,7 @@ class ChatSession:
             run_subagent=self._run_subagent if agent_kind == "main" else None,
             on_skill_loaded=self._on_skill_loaded,
             judge=self.policy.verdict,
+            checkpoints=FileCheckpoints() if agent_kind == "main" else None,
         )
         self.state = SessionState.IDLE
         self.sandbox_label = ""
@@ -462,6 +464,8 @@ class ChatSession:
         ui = self.ui
         ui.on_turn_start(text)
         self.ctx.notify_sent_this_turn = 0
+        if self.agent_kind == "main" and self.ctx.checkpoints is not None:
+            self.ctx.checkpoints.begin_turn(" ".join(text.split())[:80])
         content = text
         if attach and "@" in text:  # @path mentions: the files' contents go with the message
             expanded = await asyncio.to_thread(expand_mentions, text, self.cwd)
@@ -791,6 +795,7 @@ class ChatSession:
         sub.policy.mode = self.policy.mode
         sub.ctx.read_tracker = self.ctx.read_tracker
         sub.ctx.plan_session = self.ctx.plan_session or self.session_id  # a task agent reads the plan
+        sub.ctx.checkpoints = self.ctx.checkpoints  # its edits belong to this turn: /undo reverts them
         await sub.start()
         try:
             await sub.send(prompt)
@@ -809,6 +814,22 @@ class ChatSession:
         self.messages.append(message)
         if self.storage is not None:
             await self.storage.append_message(self.session_id, message, delivers=delivers)
+
+    async def plan_undo(self) -> UndoPlan | None:
+        """What /undo would do: the newest turn's file changes, file by file (None: nothing to undo)."""
+        checkpoints = self.ctx.checkpoints
+        return await asyncio.to_thread(checkpoints.plan_undo) if checkpoints is not None else None
+
+    async def undo(self, plan: UndoPlan) -> list[str]:
+        """Put the files of ``plan`` back and tell the model (a note in the history)."""
+        checkpoints = self.ctx.checkpoints
+        if checkpoints is None:
+            return []
+        async with self._turn_lock:
+            lines = await asyncio.to_thread(checkpoints.undo, plan)
+            if any(step.applies for step in plan.steps):
+                await self._append(undo_note(lines))
+        return lines
 
     async def compact(self) -> str:
         """Replace the history by a model-written summary; returns the summary. Holds the turn

@@ -22,6 +22,7 @@ from .types import PreparedItem, ToolResult
 if TYPE_CHECKING:
     from ..config import Config
     from ..storage.db import Storage
+    from .checkpoints import FileCheckpoints
     from .mcp_bridge import McpBridge
     from .permissions import Verdict
     from .protocol import SessionUI
@@ -123,6 +124,9 @@ class ToolContext:
     provider: Provider | None = None
     mcp: McpBridge | None = None
     read_tracker: ReadTracker = field(default_factory=ReadTracker)
+    checkpoints: FileCheckpoints | None = (
+        None  # what /undo restores (a main session's, shared with its sub-agents)
+    )
     supports_vision: bool = False
     # "main" for the top-level session, "task" / "plan" inside a sub-agent.
     agent_kind: str = "main"

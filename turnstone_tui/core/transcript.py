@@ -6,6 +6,7 @@ import json
 import re
 from typing import Any
 
+from .checkpoints import UNDO_NOTE_KIND
 from .mentions import strip_attachments
 from .permissions import MODE_NOTE_KIND
 
@@ -61,6 +62,9 @@ def transcript_markdown(messages: list[dict[str, Any]], *, title: str, model: st
         role = message.get("role")
         if role == "user":
             if message.get("kind") == MODE_NOTE_KIND:
+                continue
+            if message.get("kind") == UNDO_NOTE_KIND:
+                sections.append("> " + message_text(message.get("content")).strip().replace("\n", "\n> "))
                 continue
             text, attached = strip_attachments(message_text(message.get("content")))
             block = [f"## You\n\n{text.strip()}"]

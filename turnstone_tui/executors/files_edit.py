@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..core.checkpoints import read_snapshot
 from ..core.tools import Preparer, ToolContext, error_item, require_str
 from ..core.types import ExecContext, PreparedItem, Subject, ToolResult
 from .files_read import FileProblem, diff_stats, join_diff_lines, read_text, unified_diff
@@ -103,6 +104,7 @@ async def prepare_write_file(ctx: ToolContext, call_id: str, args: dict[str, Any
             break
 
     tracker = ctx.read_tracker
+    checkpoints = ctx.checkpoints
     if mode == "overwrite" and await asyncio.to_thread(path.exists):
         # as edit_file: never overwrite what the model has not seen (or has changed since it read it)
         reason = await asyncio.to_thread(tracker.check, path)
@@ -138,12 +140,15 @@ async def prepare_write_file(ctx: ToolContext, call_id: str, args: dict[str, Any
                 is_error=True,
             )
         created_dirs = not path.parent.exists()
+        before = read_snapshot(path) if checkpoints is not None else None
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             with path.open("ab" if mode == "append" else "wb") as fh:
                 fh.write(data)
         except OSError as exc:
             return ToolResult(f"write_file: cannot write {shown}: {exc.strerror or exc}", is_error=True)
+        if checkpoints is not None:
+            checkpoints.record(path, before)
         tracker.record(path)
         verb = "Appended" if mode == "append" else "Wrote"
         extra = " (created parent directories)" if created_dirs else ""
@@ -321,6 +326,7 @@ async def prepare_edit_file(ctx: ToolContext, call_id: str, args: dict[str, Any]
         return error_item(call_id, name, args, "edit_file: 'path' must be a non-empty string")
     path = ctx.resolve(shown)
     tracker = ctx.read_tracker
+    checkpoints = ctx.checkpoints
     reason = tracker.check(path)
     if reason:
         return error_item(call_id, name, args, f"edit_file: {reason}")
@@ -348,10 +354,13 @@ async def prepare_edit_file(ctx: ToolContext, call_id: str, args: dict[str, Any]
                 "read it again; nothing was written",
                 is_error=True,
             )
+        before = read_snapshot(path) if checkpoints is not None else None
         try:
             path.write_bytes(_encode(new_text))
         except OSError as exc:
             return ToolResult(f"edit_file: cannot write {shown}: {exc.strerror or exc}", is_error=True)
+        if checkpoints is not None:
+            checkpoints.record(path, before)
         tracker.record(path)
         shown_diff = (
             diff if len(diff) <= RESULT_DIFF_CHARS else diff[:RESULT_DIFF_CHARS] + "\n[... diff cut ...]\n"
