@@ -61,6 +61,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--tool-search-threshold", type=int, metavar="N")
     p.add_argument("--tool-search-max-results", type=int, metavar="N")
     p.add_argument("--resume", metavar="ID", help="continue a stored session")
+    p.add_argument(
+        "-c",
+        "--continue",
+        dest="continue_last",
+        action="store_true",
+        help="continue the most recent conversation started in this directory",
+    )
     p.add_argument("--db", metavar="PATH", help="SQLite database (default: in the user data dir)")
     p.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     return p
@@ -135,6 +142,14 @@ def main(argv: list[str] | None = None) -> int:
         cfg = apply_cli(load_config(args.config), args)
     except ConfigError as exc:
         return _fail(str(exc))
+    if args.continue_last:
+        if args.resume:
+            return _fail("--continue and --resume name different conversations: give one of them")
+        from .storage.db import latest_session_id
+
+        args.resume = latest_session_id(cfg.resolved_db_path(), Path.cwd().resolve())
+        if args.resume is None:
+            return _fail(f"no earlier conversation in {Path.cwd()} to continue (--resume ID picks any)", 1)
     if args.prompt is not None:
         prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
         if not prompt.strip():

@@ -240,3 +240,35 @@ def test_the_console_script_exits_without_tearing_the_interpreter_down(
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ["Answer before exit.", "exit handler ran"]
     assert "session: " in proc.stderr and "interpreter torn down" not in proc.stderr
+
+
+def test_continue_resumes_the_latest_conversation_of_this_directory(
+    model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """`-c` picks the newest conversation started in the working directory, not another folder's."""
+    here, elsewhere, empty = tmp_path / "here", tmp_path / "elsewhere", tmp_path / "empty"
+    for folder in (here, elsewhere, empty):
+        folder.mkdir()
+    model_server.script(
+        [
+            Reply.text("old answer"),
+            Reply.text("newer answer"),
+            Reply.text("other folder"),
+            Reply.text("continued"),
+        ]
+    )
+    args = base_args(model_server, tmp_path, "openai")
+    for prompt, cwd in (("first here", here), ("second here", here), ("over there", elsewhere)):
+        assert run_cli(["-p", prompt, *args], tmp_path, cwd=cwd).returncode == 0
+
+    result = run_cli(["-p", "and now?", "-c", *args], tmp_path, cwd=here)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "continued"
+    sent = [m["content"] for m in model_server.model_requests()[-1].body["messages"] if m["role"] != "system"]
+    assert sent == ["second here", "newer answer", "and now?"]
+
+    result = run_cli(["-p", "hi", "--continue", *args], tmp_path, cwd=empty)
+    assert result.returncode == 1
+    assert "no earlier conversation in" in result.stderr and str(empty) in result.stderr
+    result = run_cli(["-p", "hi", "-c", "--resume", "abc", *args], tmp_path, cwd=here)
+    assert result.returncode == 2 and "give one of them" in result.stderr

@@ -558,6 +558,29 @@ class Storage:
             )
 
 
+def latest_session_id(path: Path | str, cwd: Path) -> str | None:
+    """The id of the most recently updated session started in ``cwd`` that holds a message (what
+    ``--continue`` resumes); None when there is none. Read-only and blocking (it runs before the app)."""
+    path = Path(path)
+    if str(path) == ":memory:" or not path.is_file():
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return None
+    try:
+        row = conn.execute(
+            "SELECT s.id FROM sessions s WHERE s.cwd = ? AND EXISTS "
+            "(SELECT 1 FROM messages m WHERE m.session_id = s.id) ORDER BY s.updated DESC, s.rowid DESC LIMIT 1",
+            (str(cwd),),
+        ).fetchone()
+        return str(row[0]) if row else None
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+
+
 def read_session_messages(path: Path | str, session: str) -> list[dict[str, Any]]:
     """A stored session's messages (by id or unique id prefix), read without opening the database
     for writing: what a resumed app draws while its engine still loads. [] when the file, the
