@@ -1,11 +1,12 @@
 """web_fetch and web_search.
 
 web_fetch: GET with the SSRF guard of ``ssrf.py`` on the first URL and on every redirect hop
-(followed by hand, at most 5); a hop to another domain is judged by the session's permission rules
-as the first URL was (a deny rule refuses it; a domain that would ask is not followed: the model is
-told to call web_fetch on it, which asks the user); connecting to the checked address itself (Host header and TLS
+(followed by hand, at most 5), connecting to the checked address itself (Host header and TLS
 SNI carry the real name), at most 5 MB and 30 s; HTML becomes text with html2text; then the
 session's model answers the question from the text (without a provider, the text is returned).
+A hop to another domain is judged by the session's permission rules as the first URL was: a deny
+rule refuses it; a domain that would ask is not followed (the model is told to call web_fetch on
+that URL, which asks the user).
 
 web_search: the Tavily search API over httpx when a key is configured, else a clear error.
 """
