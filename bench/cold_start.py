@@ -110,6 +110,7 @@ def main() -> int:
         "ready to send": [],
         "-p round trip": [],
     }
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="turnstone-cold-") as tmp_name:
         tmp = Path(tmp_name)
         home, work = tmp / "home", tmp / "work"
@@ -144,8 +145,13 @@ def main() -> int:
                 )
 
     floor = median(figures["floor"])
+    load_after = os.getloadavg()[0]
     print()
-    print(f"cold start, {args.runs} interleaved runs, {'busy' if args.busy else 'quiet'} machine")
+    print(
+        f"cold start, {args.runs} interleaved runs{', two CPU spinners alongside' if args.busy else ''}; "
+        f"load average {load_before:.1f} before, {load_after:.1f} after (on a loaded machine the "
+        "ratios grow: the floor is the shortest run)"
+    )
     print(f"  {'floor (Textual hello-world first frame)':42} median {floor:6.2f} s")
     for name, goal in GOALS.items():
         value = median(figures[name])

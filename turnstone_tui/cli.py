@@ -182,13 +182,15 @@ def _start_sdk_import(cfg: Config) -> None:
     """Import the selected API provider's SDK in a daemon thread, from now: most of a ``-p`` run's
     CPU, overlapping the engine's imports and the database's opening. Only the third-party package
     (it imports nothing of ours); a failure is left for the provider's build to report."""
+    from .providers.deferred import IMPORT_LOCK
     from .providers.factory import provider_name
 
     sdk = PROVIDERS[name].sdk if (name := provider_name(cfg)) in PROVIDERS else ""
 
     def load() -> None:
         try:
-            importlib.import_module(sdk)
+            with IMPORT_LOCK:  # alone: the provider's build (and MCP's import) wait for it
+                importlib.import_module(sdk)
         except Exception:  # noqa: BLE001 - said by the build, once (not as a thread's traceback)
             pass
 

@@ -105,6 +105,15 @@ WARM_MODULES = ("bashlex", "jsonschema")
 tool families' modules (the lazy preparer table's)."""
 
 
+def _import_alone(name: str) -> None:
+    """Import ``name`` (in a worker thread) while no other thread imports a large part of the
+    dependencies (``mcp`` and the model SDKs share httpx2; see ``providers.deferred.IMPORT_LOCK``)."""
+    from .providers.deferred import IMPORT_LOCK
+
+    with IMPORT_LOCK:
+        importlib.import_module(name)
+
+
 def _warm_imports() -> None:
     """Import the deferred modules (in a worker thread), never while the provider's build imports
     its SDK (see ``providers.deferred.IMPORT_LOCK``)."""
@@ -352,7 +361,7 @@ async def _start_mcp(
     path = mcp_config_path or config.mcp.config_path or None
     if not load_server_configs(config, path):
         return None
-    await asyncio.to_thread(importlib.import_module, f"{__package__}.mcp.manager")
+    await asyncio.to_thread(_import_alone, f"{__package__}.mcp.manager")
     from .mcp.manager import McpManager
 
     manager = McpManager.from_config(config, path, cwd=cwd)

@@ -205,7 +205,7 @@ def test_a_headless_run_imports_no_textual_and_starts_the_sdk_import_before_the_
 ) -> None:
     """``-p`` through the real command line: Textual is never imported, and the selected SDK's
     import (most of the run's CPU) begins in its own thread before the engine's modules load, so
-    the two overlap; the answer is printed."""
+    the two overlap, holding the import lock; the answer is printed."""
     model_server.script([Reply.text("headless answer")])
     config = tmp_path / "config.toml"
     config.write_text(
@@ -222,9 +222,11 @@ def test_a_headless_run_imports_no_textual_and_starts_the_sdk_import_before_the_
         class Recorder:
             def find_spec(self, name, path=None, target=None):
                 if name in ("openai", "turnstone_tui.runtime") and name not in seen:
+                    deferred = sys.modules.get("turnstone_tui.providers.deferred")
                     seen[name] = {{
                         "thread": threading.current_thread().name,
                         "runtime_loaded": "turnstone_tui.runtime" in sys.modules,
+                        "alone": deferred is not None and deferred.IMPORT_LOCK.locked(),
                     }}
                 return None
 
@@ -248,4 +250,6 @@ def test_a_headless_run_imports_no_textual_and_starts_the_sdk_import_before_the_
     assert "headless answer" in done.stdout
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["code"] == 0 and not report["textual"]
-    assert report["seen"]["openai"] == {"thread": "sdk-import", "runtime_loaded": False}, report
+    # under the import lock: the provider's build and MCP's import (both reach httpx2) wait for it
+    expected = {"thread": "sdk-import", "runtime_loaded": False, "alone": True}
+    assert report["seen"]["openai"] == expected, report

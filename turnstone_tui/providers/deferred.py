@@ -26,9 +26,10 @@ if TYPE_CHECKING:
 
 IMPORT_LOCK = threading.Lock()
 """Held by a thread importing a large part of the dependencies (the provider's build, the app's
-import warm-up): both reach httpx, and two threads importing one package with import cycles at
-once can hand one of them the package half-initialised ("partially initialized module 'httpx'
-has no attribute 'URL'"), which failed the build and so every request of the session."""
+import warm-up, a -p run's early SDK import, the MCP manager's import): they reach httpx/httpx2,
+and two threads importing one package with import cycles at once can hand one of them the package
+half-initialised ("partially initialized module 'httpx' has no attribute 'URL'"), which failed the
+build and so every request of the session."""
 
 
 def _build_alone(config: Config) -> Provider:
