@@ -469,3 +469,49 @@ async def test_a_task_sub_agent_reads_its_parents_plan(model_server, tmp_path, m
     (name, result) = ui.results["call_read"]
     assert name == "read_file" and not result.is_error, result.text
     assert "1. add the flag" in result.text
+
+
+async def test_the_next_request_does_not_wait_for_the_results_to_be_stored(model_server, tmp_path) -> None:
+    """A finished call's result is stored at once, but the request that carries the batch's
+    results goes out without waiting for that write (a round trip to the database thread, tens of
+    ms on a busy loop); the model's reply is stored after them, in order."""
+    model_server.script(
+        [
+            Reply.tools([("bash", {"command": f"echo r{n}"}) for n in range(3)]),
+            Reply.text("All three ran."),
+        ]
+    )
+    storage = await Storage.open(tmp_path / "t.db")
+    gate = asyncio.Event()
+    real = storage._in_worker
+
+    async def held(fn, *args):  # noqa: ANN001, ANN202 - writes of tool results wait for the gate
+        rows = args[0] if args and isinstance(args[0], list) else []
+        if any(message.get("role") == "tool" for _, message, _ in rows):
+            await gate.wait()
+        return await real(fn, *args)
+
+    try:
+        session = await new_session(
+            make_config(model_server, tmp_path),
+            RecordingUI(),
+            tmp_path,
+            storage=storage,
+            skip_permissions=True,
+        )
+        storage._in_worker = held  # type: ignore[method-assign]
+        turn = asyncio.create_task(session.send("run three"))
+        for _ in range(1000):  # up to 20 s
+            if len(model_server.model_requests()) >= 2:
+                break
+            await asyncio.sleep(0.02)
+        assert len(model_server.model_requests()) == 2, "the second request waited for the stored results"
+        assert len(tool_messages(model_server.model_requests()[1].body)) == 3
+        gate.set()
+        await asyncio.wait_for(turn, 20)
+        stored = await storage.load_messages(session.session_id)
+        assert [m["role"] for m in stored] == ["user", "assistant", "tool", "tool", "tool", "assistant"]
+        assert stored[-1]["content"] == "All three ran."
+    finally:
+        gate.set()
+        await storage.close()

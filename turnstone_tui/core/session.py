@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import json
 import logging
 import uuid
@@ -672,11 +673,20 @@ class ChatSession:
         return calls
 
     async def _commit_result(self, call_id: str, name: str, result: ToolResult) -> None:
-        """Store one finished call's result at once: a crash later in the batch cannot lose it."""
+        """Store one finished call's result at once: a crash later in the batch cannot lose it.
+
+        The write starts now but is not waited for: the batch's last result would otherwise hold
+        the next request for the write's round trip to the database thread (on a busy loop, tens
+        of ms). Storage keeps the order: the next message stored (the model's reply) waits for it.
+        """
         if call_id in self._committed:
             return
         self._committed.add(call_id)
-        await self._append(tool_message(call_id, name, result))
+        message = clean_value(tool_message(call_id, name, result))
+        self.messages.append(message)
+        if self.storage is not None:
+            stored = self.storage.append_message_soon(self.session_id, message)
+            stored.add_done_callback(functools.partial(_report_unstored, call_id))
 
     async def _store_outcomes(self, outcomes: list[ToolOutcome]) -> None:
         images: list[dict[str, Any]] = []
@@ -956,6 +966,11 @@ def resource_updates_message(updates: list[ResourceUpdate]) -> dict[str, Any]:
         state = ' error="true"' if update.is_error else ""
         parts.append(f'<resource uri="{update.uri}" server="{update.server}"{state}>\n{text}\n</resource>')
     return {"role": "user", "content": "\n\n".join(parts), "kind": RESOURCE_UPDATE_KIND}
+
+
+def _report_unstored(call_id: str, stored: asyncio.Future[int]) -> None:
+    if not stored.cancelled() and (exc := stored.exception()) is not None:
+        log.error("could not store the result of %s: %s", call_id, exc)
 
 
 def tool_message(call_id: str, name: str, result: ToolResult) -> dict[str, Any]:

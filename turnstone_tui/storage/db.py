@@ -158,12 +158,14 @@ class Storage:
         # DELETE without its INSERTs).
         self._writing = asyncio.Lock()
         self._appends: list[_PendingAppend] = []  # waiting for the next group commit
+        self._drainer: asyncio.Future[None] | None = None  # the task storing them
 
     @contextlib.asynccontextmanager
     async def _transaction(self) -> AsyncIterator[None]:
         """Everything written inside commits together, or (on any exception, cancellation
         included) not at all."""
         async with self._writing:
+            await self._store_pending()  # appends queued before this transaction go first
             try:
                 yield
             except BaseException:
@@ -216,6 +218,8 @@ class Storage:
         return cls(conn, path)
 
     async def close(self) -> None:
+        while self._drainer is not None:  # appends still being stored
+            await asyncio.shield(self._drainer)
         await self._conn.close()
 
     def lock_session(self, session_id: str) -> Any:
@@ -297,20 +301,45 @@ class Storage:
     ) -> int:
         """Store ``message``; ``delivers`` marks that watch result delivered in the same commit
         (the result is in the history exactly when it is no longer pending)."""
-        # Group commit: appends that arrive while another write holds the connection (four tool
-        # results finishing together) are stored by whichever gets it next, in one transaction.
-        entry = _PendingAppend(session_id, message, delivers, asyncio.get_running_loop().create_future())
-        self._appends.append(entry)
+        entry = self._enqueue(session_id, message, delivers)
         try:
-            async with self._writing:
-                if not entry.done.done():
-                    batch, self._appends = self._appends, []
-                    await self._store_appends(batch)
+            return await entry.done
         except asyncio.CancelledError:
             if entry in self._appends:  # never taken into a batch: not stored
                 self._appends.remove(entry)
             raise
-        return await entry.done
+
+    def append_message_soon(
+        self, session_id: str, message: dict[str, Any], *, delivers: int | None = None
+    ) -> asyncio.Future[int]:
+        """Store ``message`` without waiting: the write starts on the next loop turn, after every
+        append before it and before any append or rewrite after it; the future gets the row id
+        or the error."""
+        return self._enqueue(session_id, message, delivers).done
+
+    def _enqueue(self, session_id: str, message: dict[str, Any], delivers: int | None) -> _PendingAppend:
+        # Group commit: appends that arrive while another write holds the connection (four tool
+        # results finishing together) are stored together, in one transaction.
+        entry = _PendingAppend(session_id, message, delivers, asyncio.get_running_loop().create_future())
+        self._appends.append(entry)
+        if self._drainer is None:
+            self._drainer = asyncio.ensure_future(self._drain())
+        return entry
+
+    async def _drain(self) -> None:
+        try:
+            async with self._writing:
+                await self._store_pending()
+        finally:
+            self._drainer = None
+            if self._appends:  # (cancelled on the way: whoever is left still gets stored)
+                self._drainer = asyncio.ensure_future(self._drain())
+
+    async def _store_pending(self) -> None:
+        """Store the queued appends (the caller holds ``_writing``)."""
+        while self._appends:
+            batch, self._appends = self._appends, []
+            await self._store_appends(batch)
 
     async def _store_appends(self, batch: list[_PendingAppend]) -> None:
         """Store ``batch`` in one trip to the worker thread and settle every entry's future.
