@@ -4,7 +4,8 @@ Streamed items (answer and reasoning text, tool output lines) arrive in batches 
 about ``STREAM_SLICE_SECONDS`` at a time; the rest is applied by a continuation queued behind the
 events waiting now, so key presses stay responsive while panes stream. A discrete event (a tool
 started, a question, the turn ended) that arrives while streamed items are still waiting is queued
-behind them, so the screen always shows things in the order the engine did them.
+behind them, so the screen always shows things in the order the engine did them; a slice that
+reaches such events applies them all (they are few, and each deferred cost a frame of its own).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ STREAM_SLICE_SECONDS = 0.005
 a turn (the rest is applied by a continuation queued behind them)."""
 
 Deferred = Callable[[], Awaitable[None] | None]
+STREAMED = (m.OutputLines, m.TextPiece)
 
 
 def _command_of(item: Any) -> str:
@@ -99,7 +101,8 @@ class StreamApplier:
         await self._apply()
 
     async def _apply(self) -> None:
-        """Apply backlog items in order for about ``STREAM_SLICE_SECONDS``; queue the rest."""
+        """Apply backlog items in order: streamed items for about ``STREAM_SLICE_SECONDS``, the
+        discrete events among them as they come; queue the rest."""
         backlog = self._backlog
         chat = self._app.chat
         deadline = time.perf_counter() + STREAM_SLICE_SECONDS
@@ -117,7 +120,11 @@ class StreamApplier:
                 result = item()
                 if inspect.isawaitable(result):
                     await result
-            if backlog and time.perf_counter() > deadline:
+            # Only streamed items wait for the next slice: discrete events (a tool finished, a
+            # message ended) are few and must be applied anyway, and each one deferred cost a
+            # frame of its own (four results finishing together were drawn in four frames, each
+            # a repaint of the screen, before the answer behind them).
+            if backlog and isinstance(backlog[0], STREAMED) and time.perf_counter() > deadline:
                 self._schedule_slice()
                 return
 
