@@ -4,6 +4,7 @@ a file changed after the preview not clobbered. Scratch files only under tmp_pat
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 
 import pytest
@@ -142,3 +143,56 @@ async def test_read_file_reads_the_sessions_own_plan_and_nothing_else_of_the_dat
     plan.symlink_to(database)  # a link planted at the plan's path does not open the database
     planted = await prepare(PREPARERS, ctx, "read_file", path=str(plan))
     assert planted.error is not None and "secret store" in planted.error
+
+
+@pytest.mark.parametrize("tool", ["rg", "grep"])
+async def test_a_directory_search_skips_the_secret_stores_inside_it(
+    tmp_path: Path, tool: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """search is auto-approved and searches hidden files: searching the workspace (or the home
+    directory) must not print a .env file or an ssh key found on the way (it printed them)."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    if tool == "grep":
+        import turnstone_tui.executors.search as search_module
+
+        real_which = search_module.shutil.which
+        monkeypatch.setattr(search_module.shutil, "which", lambda n: None if n == "rg" else real_which(n))
+    for relative in (".env", "app/.env.production", ".ssh/id_ed25519", ".aws/credentials", ".netrc",
+                     ".config/gcloud/creds.json", ".config/turnstone/config.toml"):  # fmt: skip
+        target = home / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text("SECRET=sk-do-not-leak\n")
+    (home / "app" / ".env.example").write_text("SECRET=placeholder\n")
+    (home / "notes.txt").write_text("SECRET=ordinary text\n")
+    for path in (".", str(home)):
+        item = await prepare(SEARCH, make_ctx(home), "search", query="SECRET", path=path)
+        result = await execute(item)
+        assert "sk-do-not-leak" not in result.text, result.text
+        assert "ordinary text" in result.text and "placeholder" in result.text
+
+
+async def test_a_search_outside_the_workspace_needs_approval(tmp_path: Path) -> None:
+    """read_file outside the workspace asks; search of another folder (~, /) read it all unasked."""
+    workspace, outside = layout(tmp_path)
+    item = await prepare(SEARCH, make_ctx(workspace), "search", query="text", path=str(outside))
+    assert item.needs_approval is True and "outside the workspace" in item.header
+    inside = await prepare(SEARCH, make_ctx(workspace), "search", query="text")
+    assert inside.needs_approval is False
+
+
+@pytest.mark.parametrize("name", ["environ", "mem"])
+async def test_the_apps_own_process_files_are_secret_stores(tmp_path: Path, name: str) -> None:
+    """/proc/self/environ holds the app's API keys; read_file asked for it like any outside file."""
+    ctx = make_ctx(tmp_path)
+    for path in (
+        f"/proc/self/{name}",
+        f"/proc/{os.getpid()}/{name}",
+        f"/proc/self/task/{os.getpid()}/{name}",
+    ):
+        item = await prepare(PREPARERS, ctx, "read_file", path=path)
+        assert item.error is not None and "secret store" in item.error, path
+        search = await prepare(SEARCH, ctx, "search", query="KEY", path=path)
+        assert search.error is not None and "secret store" in search.error, path
+    search = await prepare(SEARCH, ctx, "search", query="KEY", path="/proc")
+    assert search.error is not None and "secret store" in search.error

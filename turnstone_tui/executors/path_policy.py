@@ -7,7 +7,9 @@ Secret stores (refused for read_file / diff_file / search, and for write_file): 
 ``~/.aws``, ``~/.gnupg``, ``~/.kube``, ``~/.docker``, ``~/.azure``, ``~/.config/gcloud``,
 ``~/.config/gh``, turnstone's own config and data dirs (config, tokens, the database),
 ``~/.netrc``, ``~/.git-credentials``, ``~/.pgpass``, ``~/.npmrc``, ``~/.pypirc``, the config file in
-use, and ``.env`` / ``.env.*`` files anywhere (except ``.env.example`` / ``.sample`` / ``.template``).
+use, ``.env`` / ``.env.*`` files anywhere (except ``.env.example`` / ``.sample`` / ``.template``), and
+a process's environment and memory (``/proc/PID/environ``, ``/proc/PID/mem``, ``/proc/self/...``:
+the app's own environment holds its API keys).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ SECRET_DIRS = (
 )  # fmt: skip
 SECRET_FILES = ("~/.netrc", "~/.git-credentials", "~/.pgpass", "~/.npmrc", "~/.pypirc")
 _ENV_EXAMPLES = frozenset({".env.example", ".env.sample", ".env.template", ".env.dist"})
+_PROCESS_SECRETS = frozenset({"environ", "mem"})
+_PROC = Path("/proc")
 
 
 def real_path(path: Path) -> Path:
@@ -33,6 +37,8 @@ def secret_store(real: Path, extra: Iterable[Path | None] = ()) -> str | None:
     name = real.name
     if (name == ".env" or name.startswith(".env.")) and name not in _ENV_EXAMPLES:
         return ".env file"
+    if name in _PROCESS_SECRETS and _PROC in real.parents:
+        return f"a process's {'environment' if name == 'environ' else 'memory'} (/proc/PID/{name})"
     for shown in SECRET_DIRS:
         base = real_path(Path(shown).expanduser())
         if real == base or base in real.parents:

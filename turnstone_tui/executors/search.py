@@ -5,12 +5,18 @@ files and directories and skip the usual tool directories (.git, node_modules, v
 caches); ripgrep also skips what .gitignore / .ignore files exclude, and the result says so when
 such a file applies. At most 500 lines are kept (each cut to 400 chars); the rest are counted.
 Exit status 1 means "no matches", not an error.
+
+Secret stores (``path_policy.secret_store``: ``.env`` files, ``~/.ssh`` ...) are refused as the
+search's root and their lines are dropped from a directory's results (each result's file is
+resolved and judged as read_file would judge it), with a note saying how many. A search of a
+folder outside the workspace asks first, as read_file does; ``/proc`` is not searched at all.
 """
 
 from __future__ import annotations
 
 import asyncio
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +24,7 @@ from ..core.child_env import scrubbed_env
 from ..core.tools import Preparer, ToolContext, error_item, require_str
 from ..core.truncate import HeadTailBuffer
 from ..core.types import ExecContext, PreparedItem, Subject, ToolResult
-from .path_policy import real_path, secret_refusal, secret_store
+from .path_policy import outside_workspace, real_path, secret_refusal, secret_store
 from .proc_group import BufferSink, run_process
 
 MAX_MATCH_LINES = 500
@@ -48,16 +54,52 @@ def ignore_files(target: Path) -> list[str]:
     return found
 
 
-class MatchSink:
-    """Keeps the first ``max_lines`` result lines, counts all of them."""
+_BINARY_NOTE = ": binary file matches"
 
-    def __init__(self, max_lines: int = MAX_MATCH_LINES) -> None:
+
+class MatchSink:
+    """Keeps the first ``max_lines`` result lines, counts all of them. Each line is
+    ``file NUL line:text`` (``--null``); with ``is_secret`` the lines of a file it names are dropped
+    (counted in ``hidden``), and so is a line whose file cannot be told."""
+
+    def __init__(
+        self, max_lines: int = MAX_MATCH_LINES, is_secret: Callable[[str], bool] | None = None
+    ) -> None:
         self.max_lines = max_lines
         self.kept: list[str] = []
         self.total = 0
+        self.hidden = 0
+        self._is_secret = is_secret
+        self._judged: dict[str, bool] = {}
+
+    def _secret(self, name: str) -> bool:
+        if self._is_secret is None:
+            return False
+        if name not in self._judged:
+            if len(self._judged) > 10_000:
+                self._judged.clear()
+            self._judged[name] = self._is_secret(name)
+        return self._judged[name]
+
+    def _visible(self, line: str) -> str | None:
+        name, nul, rest = line.partition("\0")
+        if nul:
+            return None if self._secret(name) else f"{name}:{rest}"
+        if line.endswith(_BINARY_NOTE) or _BINARY_NOTE + " (" in line:
+            name = line.split(_BINARY_NOTE, 1)[0]
+            return None if self._secret(name) else line
+        return None if self._is_secret is not None else line
 
     def feed(self, text: str) -> None:
         lines = text[:-1].split("\n") if text.endswith("\n") else text.split("\n")
+        shown: list[str] = []
+        for line in lines:
+            visible = self._visible(line)
+            if visible is None:
+                self.hidden += 1
+            else:
+                shown.append(visible)
+        lines = shown
         self.total += len(lines)
         room = self.max_lines - len(self.kept)
         for line in lines[: max(room, 0)]:
@@ -80,6 +122,7 @@ def search_command(query: str, path_arg: str) -> list[str]:
             "--color",
             "never",
             "--hidden",
+            "--null",
             *skipped,
             "-e",
             query,
@@ -87,7 +130,7 @@ def search_command(query: str, path_arg: str) -> list[str]:
             path_arg,
         ]
     excludes = [f"--exclude-dir={d}" for d in GREP_EXCLUDED_DIRS]
-    return ["grep", "-rnHE", "-I", "--color=never", *excludes, "-e", query, "--", path_arg]
+    return ["grep", "-rnHEZ", "-I", "--color=never", *excludes, "-e", query, "--", path_arg]
 
 
 async def prepare_search(ctx: ToolContext, call_id: str, args: dict[str, Any]) -> PreparedItem:
@@ -103,13 +146,20 @@ async def prepare_search(ctx: ToolContext, call_id: str, args: dict[str, Any]) -
         return error_item(call_id, name, args, f"search: {path_arg}: no such file or directory")
     real = await asyncio.to_thread(real_path, target)
     store = secret_store(real, [ctx.config.path])
+    if store is None and (real == Path("/proc") or Path("/proc") in real.parents):
+        store = "process files under /proc"
     if store:
         return error_item(call_id, name, args, secret_refusal("search", path_arg, store))
     cwd = ctx.cwd
     timeout = ctx.config.tools.timeout
+    outside = outside_workspace(real, cwd)
+    config_path = ctx.config.path
+
+    def is_secret(found: str) -> bool:
+        return secret_store(real_path(cwd / found), [config_path]) is not None
 
     async def execute(exec_ctx: ExecContext) -> ToolResult:
-        result = await run_search(query, path_arg, cwd, timeout)
+        result = await run_search(query, path_arg, cwd, timeout, is_secret)
         if shutil.which("rg") and not result.is_error:
             found = await asyncio.to_thread(ignore_files, target)
             if found:
@@ -120,16 +170,18 @@ async def prepare_search(ctx: ToolContext, call_id: str, args: dict[str, Any]) -
         call_id=call_id,
         func_name=name,
         args=args,
-        header=f"search: {query!r} in {path_arg}",
+        header=f"search: {query!r} in {path_arg}" + (f" (outside the workspace: {real})" if outside else ""),
         preview=f"pattern: {query}\npath: {target}",
-        needs_approval=False,
+        needs_approval=outside,
         execute=execute,
         subject=Subject(paths=(str(real),)),
     )
 
 
-async def run_search(query: str, path_arg: str, cwd: Path, time_limit: int) -> ToolResult:
-    matches = MatchSink()
+async def run_search(
+    query: str, path_arg: str, cwd: Path, time_limit: int, is_secret: Callable[[str], bool] | None = None
+) -> ToolResult:
+    matches = MatchSink(is_secret=is_secret)
     errors = HeadTailBuffer(4000)
     argv = search_command(query, path_arg)
     try:
@@ -149,9 +201,14 @@ async def run_search(query: str, path_arg: str, cwd: Path, time_limit: int) -> T
         return ToolResult(
             f"search timed out after {time_limit} s; partial results:\n{partial}", is_error=True
         )
+    hidden = (
+        f"\n[{matches.hidden:,} matching lines in secret stores (.env files, ~/.ssh ...) not shown]"
+        if matches.hidden
+        else ""
+    )
     if matches.total == 0:
         if outcome.returncode == 1 or (outcome.returncode == 0 and not stderr):
-            return ToolResult(f"No matches for {query!r} in {path_arg}.")
+            return ToolResult(f"No matches for {query!r} in {path_arg}.{hidden}")
         return ToolResult(f"search failed ({argv[0]}, exit {outcome.returncode}): {stderr}", is_error=True)
     out = "\n".join(matches.kept)
     if matches.total > len(matches.kept):
@@ -159,6 +216,7 @@ async def run_search(query: str, path_arg: str, cwd: Path, time_limit: int) -> T
             f"\n[... {matches.total - len(matches.kept):,} more matching lines not shown "
             f"({matches.total:,} in all): narrow the pattern or the path]"
         )
+    out += hidden
     if stderr:
         out += f"\n[warnings: {stderr[:1000]}]"
     return ToolResult(out)
