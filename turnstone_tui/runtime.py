@@ -356,9 +356,11 @@ async def _start_mcp(
 ) -> McpManager | None:
     """The MCP manager, connecting in the background; None when no server is configured (then the
     ``mcp`` SDK is never imported: a second of CPU at start-up). ConfigError for an unreadable file."""
+    path = mcp_config_path or config.mcp.config_path or None
+    if not config.mcp.servers and not path:  # nothing configured: not even the config module
+        return None
     from .mcp.config import load_server_configs
 
-    path = mcp_config_path or config.mcp.config_path or None
     if not load_server_configs(config, path):
         return None
     await asyncio.to_thread(_import_alone, f"{__package__}.mcp.manager")

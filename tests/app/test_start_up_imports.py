@@ -38,6 +38,8 @@ HEAVY = [
     "turnstone_tui.executors.files",
     "turnstone_tui.executors.bash",
     "turnstone_tui.executors.math",
+    # MCP's own config reading too, when no server is configured
+    "turnstone_tui.mcp.config",
 ]
 SESSION_LOADS = {"httpx"}  # the SDK's HTTP client (the selected provider's, by design)
 ENGINE = [
