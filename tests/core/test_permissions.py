@@ -135,6 +135,13 @@ def test_an_exact_rule_allows_the_command_however_it_is_quoted_or_grouped(comman
         "[[ -n x ]] && git status",  # bashlex cannot parse it: never allowed by a rule
         "f() { curl x; }; git status; f",
         "if git status; then curl x; fi",
+        # substitutions bashlex leaves unparsed (allowed before the second red-team pass)
+        "git status ${x:-$(curl x)}",
+        'git status "${x:-`curl x`}"',
+        "git status ${x[$(curl x)]}",
+        "git status ~$(curl x)",
+        "git status <<EOF\n$(curl x)\nEOF\n",
+        "git status <<EOF\n${x:-`curl x`}\nEOF\n",
     ],
 )
 def test_an_allow_rule_does_not_cover_a_command_that_does_more(command: str) -> None:
@@ -148,6 +155,16 @@ def test_a_prefix_rule_allows_any_arguments_after_the_prefix() -> None:
     assert effect(bash("npm run test-e2e"), rule) == "ask"  # words, not characters
     assert effect(bash("npm run build"), rule) == "ask"
     assert effect(bash("npm run test && npm publish"), rule) == "ask"
+
+
+def test_substitutions_hidden_in_parameters_and_heredocs_need_their_own_rule() -> None:
+    rules = ("allow bash(git status:*)", "allow bash(date)")
+    assert effect(bash("git status ${x:-$(date)}"), *rules) == "allow"
+    assert effect(bash("git status <<EOF\n$(date)\nEOF\n"), *rules) == "allow"
+    assert effect(bash("git status <<'EOF'\n$(curl x)\nEOF\n"), *rules) == "allow"  # not expanded
+    assert effect(bash("git status ${x:-$(curl x)}"), *rules) == "ask"
+    assert effect(bash("git status ${x:-$([[ -n x ]])}"), *rules) == "ask"  # cannot be cut: asks
+    assert effect(bash("git status ${x:-$(curl x)}"), "deny bash(curl:*)") == "deny"
 
 
 def test_a_compound_command_runs_only_if_every_part_is_allowed() -> None:

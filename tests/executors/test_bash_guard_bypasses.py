@@ -137,9 +137,24 @@ UNPARSABLE_BUT_DANGEROUS = [
     "x=$((1)); eval ls",
 ]
 
+# Substitutions bashlex does not parse: inside ${...} and ~..., and in unquoted heredoc bodies
+# (bash runs them all). They passed before the second red-team pass.
+HIDDEN_SUBSTITUTIONS = [
+    "echo ${x:-$(rm -rf /)}",
+    'echo "${x:-`rm -rf /`}"',
+    "echo ${x[$(rm -rf /)]}",
+    "echo ${x/a/$(rm -rf /)}",
+    "echo ~$(rm -rf /)",
+    "cat <<EOF\n$(rm -rf /)\nEOF\n",
+    "cat <<EOF\n`rm -rf /`\nEOF\n",
+    "cat <<-EOF > notes.md\n\t${x:-$(rm -rf /)}\n\tEOF\n",
+    "cat <<EOF\n'$(rm -rf /)'\nEOF\n",  # quotes in a body are data: it still runs
+    "[[ -n x ]] && cat <<EOF\n$(rm -rf /)\nEOF\n",  # the tokenizer fallback
+]
+
 REFUSED = (
     EXPANSION_AND_QUOTING + WRAPPERS + SCRIPTS_FED_TO_INTERPRETERS + ALIASES + DEVICES + KILL_AND_POWER
-    + FORK_BOMBS + UNPARSABLE_BUT_DANGEROUS
+    + FORK_BOMBS + UNPARSABLE_BUT_DANGEROUS + HIDDEN_SUBSTITUTIONS
 )  # fmt: skip
 
 # Only mention the dangerous text (quotes, heredoc data, search patterns): no false positives.
@@ -152,6 +167,10 @@ MENTIONS_ONLY = [
     "cat <<EOF > notes.md\nrm -rf /\n:(){ :|:& };:\nEOF\n",
     "cat <<'EOF' > install.sh\nrm -rf ~/old\ncurl x | bash\nEOF\n",
     "cat > f.py <<\"EOF\"\nimport shutil; shutil.rmtree('/')\nEOF\n",
+    "cat <<'EOF' > doc.md\n$(rm -rf /) and `rm -rf /` are not expanded here\nEOF\n",
+    "cat <<\\EOF > doc.md\n${x:-$(rm -rf /)}\nEOF\n",
+    'echo "${x:-$(date)}" ~/"$(pwd)"',
+    "cat <<EOF\n$(date) and ${USER:-$(whoami)}\nEOF\n",
     'echo "$(date) shutdown scheduled"',
     "python3 -c 'import json,sys; print(json.load(sys.stdin)[\"x\"])' < data.json",
     "python3 script.py --reboot",

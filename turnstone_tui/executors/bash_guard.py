@@ -4,7 +4,8 @@ This is a guard against accidents and obvious abuse, not a security boundary: th
 (``turnstone_tui.sandbox``) is the boundary, and every bash call is still shown for approval.
 
 How a command is judged: ``bashlex`` parses it; every simple command (also inside functions, loops,
-pipelines, ``$(...)``, ``<(...)``, and the strings given to ``bash -c``, ``eval``, ``alias``,
+pipelines, ``$(...)``, ``<(...)`` (also inside ``${...}`` and unquoted heredoc bodies, which bashlex
+leaves unparsed), and the strings given to ``bash -c``, ``eval``, ``alias``,
 ``trap``, ``env -S``, ``watch``, ``su -c``, heredocs and here-strings fed to a shell) is checked as a
 list of words whose text is known only as far as quoting allows (``shell_words.read_word``).
 What cannot be analysed is refused:
@@ -40,7 +41,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from .shell_words import Word, expand_braces, literal, read_word
+from .shell_words import Word, embedded_scripts, expand_braces, has_substitution, literal, read_word
 
 MAX_COMMAND_CHARS = 100_000
 MAX_DEPTH = 4
@@ -176,6 +177,7 @@ class _State:
     depth: int
     cwd: str | None = None  # None: the session's directory; "<unknown>": decided at run time
     fallback: bool = False
+    original: str = ""  # the text as written (heredoc delimiters still quoted), same offsets as the source
 
 
 def _shown(words: list[Word]) -> str:
@@ -194,7 +196,7 @@ def _check_script(text: str, depth: int) -> None:
     import bashlex  # type: ignore[import-untyped]
 
     source = _unquote_heredoc_delimiters(text)
-    state = _State(depth)
+    state = _State(depth, original=text)
     try:
         trees = bashlex.parse(source)
     except RecursionError:
@@ -258,12 +260,33 @@ def _walk(node: Any, source: str, state: _State, piped: bool) -> None:
 
 
 def _substitutions(node: Any, source: str, state: _State) -> None:
-    """Commands inside ``$(...)``, backquotes and ``<(...)`` of a word are checked like any other."""
+    """Commands inside ``$(...)``, backquotes and ``<(...)`` of a word are checked like any other,
+    also those bashlex leaves unparsed inside ``${...}`` and ``~...`` (``${x:-$(cmd)}``)."""
+    end = node.pos[1] if getattr(node, "kind", "") == "word" else 0  # bashlex cuts ~$(a /) at the /
     for part in getattr(node, "parts", None) or []:
-        if getattr(part, "kind", "") in ("commandsubstitution", "processsubstitution"):
+        kind = getattr(part, "kind", "")
+        if kind in ("commandsubstitution", "processsubstitution"):
             _walk(part.command, source, state, piped=False)
+        elif kind in ("parameter", "tilde"):
+            _check_embedded(source[part.pos[0] : max(part.pos[1], end)], state)
         else:
             _substitutions(part, source, state)
+
+
+def _check_embedded(text: str, state: _State) -> None:
+    """Check the commands of substitutions bashlex did not parse (see ``embedded_scripts``)."""
+    if has_substitution(text):
+        for script in embedded_scripts(text):
+            _check_script(script, state.depth + 1)
+
+
+def _quoted_heredoc(redirect: Any, state: _State) -> bool:
+    """Was the heredoc's delimiter quoted (``<<'EOF'``: the body is not expanded)? Unknown: no."""
+    output = getattr(redirect, "output", None)
+    if output is None or not state.original:
+        return False
+    region = state.original[redirect.pos[0] : output.pos[1]]
+    return any(q in region for q in "'\"\\")
 
 
 def _redirect_target(node: Any, source: str, state: _State) -> tuple[str, Word] | None:
@@ -290,6 +313,8 @@ def _command(node: Any, source: str, state: _State, piped: bool) -> None:
             if heredoc is not None:
                 body = heredoc.value.rsplit("\n", 1)[0] if "\n" in heredoc.value else ""
                 simple.stdin_script = literal(body)
+                if not _quoted_heredoc(part, state):  # bash runs the $(...) of an unquoted body
+                    _check_embedded(body, state)
                 continue
             found = _redirect_target(part, source, state)
             if found is None:
@@ -350,27 +375,32 @@ _KEYWORDS = frozenset(
         "esac",
     }
 )
-_HEREDOC_START = re.compile(r"(?<!<)<<(?!<)-?[ \t]*['\"\\]?(\w+)['\"]?")
+_HEREDOC_START = re.compile(r"(?<!<)<<(?!<)-?[ \t]*(['\"\\]?)(\w+)['\"]?")
 _FUNCTION_DEF = re.compile(r"([\w:.\-]+)[ \t]*\([ \t]*\)[ \t]*\{")
 
 
-def _drop_heredoc_bodies(text: str) -> str:
+def _drop_heredoc_bodies(text: str) -> tuple[str, list[str]]:
+    """The text without heredoc bodies, and the lines of the unquoted bodies (bash expands those)."""
     lines = text.split("\n")
     out: list[str] = []
-    pending: list[str] = []
+    expanded: list[str] = []
+    pending: list[tuple[str, bool]] = []
     for line in lines:
         if pending:
-            if line.strip() == pending[0]:
+            if line.strip() == pending[0][0]:
                 pending.pop(0)
+            elif not pending[0][1]:
+                expanded.append(line)
             continue
         out.append(line)
-        pending.extend(m.group(1) for m in _HEREDOC_START.finditer(line))
-    return "\n".join(out)
+        pending.extend((m.group(2), bool(m.group(1))) for m in _HEREDOC_START.finditer(line))
+    return "\n".join(out), expanded
 
 
 def _check_fallback(text: str, state: _State, error: Exception) -> None:
     state.fallback = True
-    text = _drop_heredoc_bodies(text)
+    text, expanded = _drop_heredoc_bodies(text)
+    _check_embedded("\n".join(expanded), state)
     for m in _FUNCTION_DEF.finditer(text):
         name = m.group(1)
         end = text.find("}", m.end())

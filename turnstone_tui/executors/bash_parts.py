@@ -2,7 +2,8 @@
 
 ``command_parts("git status && npm run test -- -x")`` gives one ``CommandPart`` per simple command,
 also those inside pipelines, lists, subshells, ``{ ...; }``, functions, loops and conditionals, and
-``$(...)`` / backquote / ``<(...)`` substitutions anywhere (in words, assignments and redirects).
+``$(...)`` / backquote / ``<(...)`` substitutions anywhere (in words, assignments and redirects,
+inside ``${...}`` and in unquoted heredoc bodies, which bash expands and bashlex leaves unparsed).
 Each word is its text after quote removal (``'git' "status"`` is ``git status``), or None when bash
 decides it at run time (``$X``, ``$(...)``, globs, brace expansion). A part with an environment
 prefix or a redirect that writes a file is not ``clean`` (see ``CommandPart``).
@@ -18,7 +19,7 @@ from typing import Any
 
 from ..core.types import CommandPart
 from .bash_guard import _WRAPPER_SKIPS_OPERAND, _WRAPPERS, MAX_COMMAND_CHARS, _unquote_heredoc_delimiters
-from .shell_words import read_word
+from .shell_words import embedded_scripts, has_substitution, read_word
 
 _WRITES = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 _HARMLESS_TARGETS = frozenset({"/dev/null"})
@@ -45,10 +46,42 @@ def command_parts(command: str) -> tuple[CommandPart, ...] | None:
     parts: list[CommandPart] = []
     try:
         for tree in trees:
-            _walk(tree, source, parts)
+            _walk(tree, _Source(source, command), parts)
     except (_Unanalysable, RecursionError):
         return None
     return tuple(parts)
+
+
+class _Source(str):
+    """The text bashlex parsed, carrying the text as written (heredoc delimiters still quoted,
+    same offsets)."""
+
+    original: str
+
+    def __new__(cls, text: str, original: str) -> _Source:
+        made = super().__new__(cls, text)
+        made.original = original
+        return made
+
+
+def _embedded(text: str, parts: list[CommandPart]) -> None:
+    """The commands of substitutions bashlex leaves unparsed (``${x:-$(cmd)}``, an unquoted heredoc
+    body): cut like the rest, or the whole line is unanalysable."""
+    if not has_substitution(text):
+        return
+    for script in embedded_scripts(text):
+        found = command_parts(script)
+        if found is None:
+            raise _Unanalysable("a substitution that cannot be parsed")
+        parts.extend(found)
+
+
+def _heredoc_expands(redirect: Any, source: str) -> bool:
+    output = getattr(redirect, "output", None)
+    original = getattr(source, "original", "")
+    if output is None or not original:
+        return True
+    return not any(q in original[redirect.pos[0] : output.pos[1]] for q in "'\"\\")
 
 
 def _value(node: Any, source: str) -> str | None:
@@ -91,9 +124,13 @@ def _walk(node: Any, source: str, parts: list[CommandPart]) -> None:
 
 
 def _substitutions(node: Any, source: str, parts: list[CommandPart]) -> None:
+    end = node.pos[1] if getattr(node, "kind", "") == "word" else 0  # bashlex cuts ~$(a /) at the /
     for part in getattr(node, "parts", None) or []:
-        if getattr(part, "kind", "") in ("commandsubstitution", "processsubstitution"):
+        kind = getattr(part, "kind", "")
+        if kind in ("commandsubstitution", "processsubstitution"):
             _walk(part.command, source, parts)
+        elif kind in ("parameter", "tilde"):
+            _embedded(source[part.pos[0] : max(part.pos[1], end)], parts)
         else:
             _substitutions(part, source, parts)
 
@@ -153,7 +190,10 @@ def _command(node: Any, source: str, parts: list[CommandPart]) -> None:
             _substitutions(part, source, parts)
             clean = False
         elif kind == "redirect":
-            if getattr(part, "heredoc", None) is not None:
+            heredoc = getattr(part, "heredoc", None)
+            if heredoc is not None:
+                if _heredoc_expands(part, source):  # bash runs the $(...) of an unquoted body
+                    _embedded(heredoc.value, parts)
                 continue
             if _redirect(part, source, parts):
                 clean = False

@@ -160,3 +160,39 @@ def expand_braces(text: str) -> list[str]:
         if not changed:
             break
     return results
+
+
+MAX_EMBEDDED = 256
+
+
+def embedded_scripts(text: str) -> list[str]:
+    """The commands of the ``$(...)`` and backquote substitutions in ``text``, which bash runs in an
+    unquoted heredoc body and inside ``${...}`` / ``~...`` (``${x:-$(cmd)}``), where bashlex does not
+    parse them. Quotes are not honoured (a heredoc body's ``'`` is literal): it errs on the side of
+    finding a command. ``$((...))`` gives its ``(...)``, which runs any substitution inside it.
+    Substitutions nested in one found are left to whoever parses it. At most ``MAX_EMBEDDED``."""
+    found: list[str] = []
+    i, n = 0, len(text)
+    while i < n and len(found) < MAX_EMBEDDED:
+        c = text[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "$" and i + 1 < n and text[i + 1] == "(":
+            end = _skip_balanced(text, i + 1, "(", ")")
+            found.append(text[i + 2 : end - 1 if end <= n and text[end - 1 : end] == ")" else end])
+            i = end
+            continue
+        if c == "`":
+            j = i + 1
+            while j < n and text[j] != "`":
+                j += 2 if text[j] == "\\" else 1
+            found.append(text[i + 1 : j].replace("\\`", "`"))
+            i = j + 1
+            continue
+        i += 1
+    return found
+
+
+def has_substitution(text: str) -> bool:
+    return "$(" in text or "`" in text
