@@ -152,9 +152,36 @@ HIDDEN_SUBSTITUTIONS = [
     "[[ -n x ]] && cat <<EOF\n$(rm -rf /)\nEOF\n",  # the tokenizer fallback
 ]
 
+# Option and wrapper forms that passed before the second red-team pass.
+OPTIONS_AND_WRAPPERS = [
+    "bash -o errexit -c 'rm -rf /'",
+    "bash -O extglob -c 'rm -rf /'",
+    "bash +o posix -c 'rm -rf /'",
+    "bash --rcfile x -c 'rm -rf /'",
+    "su root -c 'rm -rf /'",
+    "su - root --command='rm -rf /'",
+    "runuser -u me -- sh -c 'rm -rf /'",
+    "runuser me -c 'rm -rf /'",
+    "script -qc 'rm -rf /' /dev/null",
+    "watch -n1 'rm -rf /'",
+    "watch 'rm -rf /'",
+    "find -L / -delete",
+    "find -H / -delete",
+    "find -P -O3 / -exec rm -rf {} +",
+    "coproc rm -rf /",
+    "coproc x { rm -rf /; }",
+    "parallel rm -rf ::: /",
+    "unshare -r rm -rf /",
+    "nsenter -t 1 rm -rf /",
+    "setpriv --reuid=0 rm -rf /",
+    "systemd-run --user rm -rf /",
+    "at now <<< 'rm -rf /'",
+    "echo 'rm -rf /' | batch",
+]
+
 REFUSED = (
     EXPANSION_AND_QUOTING + WRAPPERS + SCRIPTS_FED_TO_INTERPRETERS + ALIASES + DEVICES + KILL_AND_POWER
-    + FORK_BOMBS + UNPARSABLE_BUT_DANGEROUS + HIDDEN_SUBSTITUTIONS
+    + FORK_BOMBS + UNPARSABLE_BUT_DANGEROUS + HIDDEN_SUBSTITUTIONS + OPTIONS_AND_WRAPPERS
 )  # fmt: skip
 
 # Only mention the dangerous text (quotes, heredoc data, search patterns): no false positives.
@@ -196,6 +223,13 @@ MENTIONS_ONLY = [
     "FOO=bar make test",
     "npm run test -- --watch=false",
     "echo done >&2",
+    "bash -o errexit -c 'make test'",
+    "su -s /bin/csh me -c 'ls'",
+    "watch -n 5 'ls -la | tail'",
+    "find -L . -name '*.tmp' -delete",
+    "script -qc 'make' /dev/null",
+    "at -f job.sh now",
+    "parallel gzip ::: *.log",
 ]
 
 

@@ -14,6 +14,9 @@ What cannot be analysed is refused:
   (``/bin/[r]m``, ``{rm,-rf,/}``);
 - a script fed to a shell or an interpreter through a pipe or a file (``base64 -d | sh``,
   ``curl ... | python3``), ``eval`` / ``bash -c`` of a string computed at run time;
+- wrappers seen through also when their options come first or clustered (``bash -o errexit -c``,
+  ``su USER -c``, ``script -qc``, ``find -L``), and ``coproc``, ``unshare``, ``nsenter``, ``setpriv``,
+  ``systemd-run``, ``parallel``, ``at`` / ``batch`` (which read a script from stdin);
 - nesting deeper than ``MAX_DEPTH`` levels of ``bash -c`` / ``eval`` (deeper is refused, not allowed);
 - a command line longer than ``MAX_COMMAND_CHARS``;
 - a line bashlex cannot parse (``[[ ]]``, ``$(( ))``, ``case`` ...) that runs one of the programs
@@ -92,6 +95,27 @@ _WRAPPERS: dict[str, frozenset[str]] = {
         "runuser": {"-u", "-g", "-G", "-s", "--user", "--group", "--shell"},
         "script": {"-t", "-T", "-B", "-O", "-I", "-E"},
         "watch": {"-n", "-d", "--interval", "-x"},
+        "coproc": set(),
+        "unshare": {"-S", "-G", "--setuid", "--setgid", "-R", "-w", "--root", "--wd"},
+        "nsenter": {"-t", "--target", "-S", "-G", "--setuid", "--setgid", "-r", "-w"},
+        "setpriv": set(),
+        "systemd-run": {
+            "-p",
+            "--property",
+            "-u",
+            "--unit",
+            "-E",
+            "--setenv",
+            "-M",
+            "--machine",
+            "--uid",
+            "--gid",
+            "--nice",
+            "--working-directory",
+            "--description",
+            "--slice",
+        },
+        "parallel": {"-j", "--jobs", "-S", "--sshlogin", "--delay", "--timeout", "-d", "--delimiter"},
     }.items()
 }
 # Wrappers whose first operand is not part of the command (a duration, a new root, a lock file ...).
@@ -373,6 +397,7 @@ _KEYWORDS = frozenset(
         "[[",
         "]]",
         "esac",
+        "coproc",
     }
 )
 _HEREDOC_START = re.compile(r"(?<!<)<<(?!<)-?[ \t]*(['\"\\]?)(\w+)['\"]?")
@@ -428,7 +453,7 @@ def _check_fallback(text: str, state: _State, error: Exception) -> None:
         if re.fullmatch(r"\d?(>>?|>\||<>|<<<?|<)|&>>?", tok):
             pending_redirect = tok.lstrip("0123456789")
             continue
-        if tok in _SEPARATORS or set(tok) <= set(";&|()"):
+        if tok in _SEPARATORS or set(tok) <= set(";&|()") or tok in ("{", "}"):
             if simple.words:
                 _check_simple(simple, state, parse_error=error)
             piped = tok in ("|", "|&")
@@ -484,27 +509,51 @@ def _strip_wrappers(words: list[Word], state: _State) -> tuple[list[Word], bool]
                 i += 1
                 break
             for string_opt in string_opts:
-                if opt == string_opt or (opt.startswith(string_opt) and len(opt) > len(string_opt)):
-                    inline = opt[len(string_opt) :].lstrip("=")
+                inline = _string_option(opt, string_opt)
+                if inline is not None:
                     script = inline if inline else (words[i + 1].value if i + 1 < len(words) else "")
                     dynamic = False if inline else (i + 1 < len(words) and words[i + 1].dynamic)
                     rest = " ".join(w.raw for w in words[i + (1 if inline else 2) :])
                     _check_string(f"{script} {rest}".strip(), dynamic, state, f"{name} {string_opt}")
                     return [], False
             i += 2 if opt in value_opts else 1
+        if name in ("su", "runuser"):
+            # su [-] USER -c CMD: su takes its options after the user too
+            for k in range(i, len(words)):
+                for string_opt in string_opts:
+                    inline = _string_option(words[k].value, string_opt)
+                    if inline is not None:
+                        nxt = words[k + 1] if k + 1 < len(words) else literal("")
+                        dynamic = not inline and nxt.dynamic
+                        _check_string(inline or nxt.value, dynamic, state, f"{name} {string_opt}")
+                        return [], False
+            return [], False
+            return [], False
         if name in _WRAPPER_SKIPS_OPERAND and i < len(words):
             i += 1
             if name == "flock" and i + 1 < len(words) and words[i].value in ("-c", "--command"):
                 _check_string(words[i + 1].value, words[i + 1].dynamic, state, "flock -c")
                 return [], False
-        if name == "watch":
-            _check_string(" ".join(w.raw for w in words[i:]), False, state, "watch")
+        if name == "watch":  # watch joins its arguments (their values) and gives them to sh -c
+            _check_string(" ".join(w.raw if w.dynamic else w.value for w in words[i:]), False, state, "watch")
             return [], False
         if name == "busybox" and i < len(words) and words[i].value in ("sh", "ash"):
             break
-        if name == "xargs":
+        if name in ("xargs", "parallel"):
             unknown_operands = True
     return words[i:], unknown_operands
+
+
+def _string_option(opt: str, string_opt: str) -> str | None:
+    """The inline command of ``opt`` if it is ``string_opt`` ("" when the command is the next word):
+    ``-c``, ``-cCMD``, ``-qc`` (a cluster ending in it), ``--command=CMD``; else None."""
+    if opt == string_opt:
+        return ""
+    if string_opt.startswith("--"):
+        return opt[len(string_opt) + 1 :] if opt.startswith(string_opt + "=") else None
+    if opt.startswith("-") and not opt.startswith("--") and string_opt[1] in opt[1:]:
+        return opt[opt.index(string_opt[1], 1) + 1 :]
+    return None
 
 
 def _check_string(script: str, dynamic: bool, state: _State, what: str) -> None:
@@ -674,6 +723,8 @@ def _check_program(
         raise _Refused(f"refused: `{shown}` would kill every process")
     elif name in _SHELLS:
         _check_shell(name, args, simple, state, shown)
+    elif name in ("at", "batch") and not any(a.value.startswith(("-f", "-l", "-r", "-c")) for a in args):
+        _check_stdin_program(name, simple, shown, lambda script: _check_script(script, state.depth + 1))
     elif name in ("source", ".") and operands:
         _check_script_operand(operands[0], name, shown)
     elif name == "eval" and args:
@@ -691,6 +742,8 @@ def _check_program(
 def _check_find(args: list[Word], state: _State, shown: str) -> None:
     roots: list[Word] = []
     i = 0
+    while i < len(args) and (args[i].value in ("-H", "-L", "-P", "-D") or args[i].value[:2] == "-O"):
+        i += 2 if args[i].value == "-D" else 1  # options before the starting points
     while i < len(args) and not (args[i].value.startswith(("-", "(", "!")) and args[i].value != "-"):
         roots.append(args[i])
         i += 1
@@ -758,13 +811,23 @@ def _kills_everything(args: list[Word]) -> bool:
     return not patterns and selects_owner
 
 
+_SHELL_VALUE_OPTS = frozenset({"-o", "+o", "-O", "+O", "--rcfile", "--init-file"})
+
+
 def _script_option(args: list[Word], letter: str) -> int | None:
-    """Index of the short option cluster holding ``letter`` (``-c``, ``-ec``) before the first operand."""
-    for i, a in enumerate(args):
-        if not _is_option(a) or a.value == "--":
+    """Index of the short option cluster holding ``letter`` (``-c``, ``-ec``) before the first operand
+    (``-o errexit``, ``-O extglob``, ``--rcfile F`` and their values are skipped)."""
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if not (_is_option(a) or a.value.startswith("+")) or a.value == "--":
             return None
+        if a.value in _SHELL_VALUE_OPTS:
+            i += 2
+            continue
         if not a.value.startswith("--") and letter in a.value[1:]:
             return i
+        i += 1
     return None
 
 
