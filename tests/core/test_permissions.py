@@ -183,6 +183,42 @@ def test_deny_wins_over_allow_and_looks_through_wrappers_and_paths() -> None:
     assert effect(bash("rmdir x"), "allow bash", deny) == "allow"
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        "sh -c 'git push'",
+        "bash -lc 'git push origin'",
+        "timeout 5 bash -c 'git push'",
+        "sudo -u me sh -c 'git push'",
+        "eval git push",
+        "eval 'git push'",
+        "find . -maxdepth 0 -exec git push \\;",
+        "env -S 'git push'",
+        "watch 'git push'",
+        "su me -c 'git push'",
+        "bash <<< 'git push'",
+        "bash <<EOF\ngit push\nEOF\n",
+        "alias p='git push'",
+        "git -C . push",
+        "git --no-pager -c user.name=x push",
+    ],
+)
+def test_a_deny_rule_sees_commands_run_from_strings_also_in_full_auto(command: str) -> None:
+    """Full-auto runs sandboxed commands unasked and --skip-permissions everything: only the deny rule
+    stood between the model and `git push`, and sh -c / eval / find -exec / git's global options
+    walked past it (they were allowed before the second red-team pass)."""
+    deny = "deny bash(git push:*)"
+    assert effect(bash(command, sandboxed=True), deny, mode=Mode.FULL_AUTO) == "deny"
+    assert effect(bash(command), deny, skip=True) == "deny"
+
+
+def test_an_allow_rule_must_cover_the_commands_run_from_strings() -> None:
+    assert effect(bash("bash -c 'git status'"), "allow bash(bash:*)") == "ask"
+    assert effect(bash("bash -c 'git status'"), "allow bash(bash:*)", "allow bash(git status)") == "allow"
+    assert effect(bash("find . -name x -exec rm {} +"), "allow bash(find:*)") == "ask"
+    assert effect(bash("sh -c 'git pull'"), "deny bash(git push:*)", mode=Mode.DEFAULT) == "ask"
+
+
 def test_a_deny_rule_that_cannot_be_judged_makes_the_call_ask() -> None:
     # "$X" could be rm; an unparseable line could hold anything: ask, even with a tool-wide allow
     assert effect(bash("$X -rf build"), "allow bash", "deny bash(rm:*)") == "ask"

@@ -6,7 +6,8 @@ A rule is ``tool`` or ``tool(specifier)`` with an effect (allow / ask / deny) an
 - ``bash(git status)``: exactly that command; ``bash(npm run test:*)``: a command whose first
   words are ``npm run test``. Matched per simple command of the PARSED command line (the bash
   preparer cuts it with bashlex, ``Subject.commands``): ``git status; rm -rf x`` is two commands and
-  an allow rule must match each of them. A command that could not be parsed, that has a variable
+  an allow rule must match each of them, also the commands the line runs from strings
+  (``sh -c 'git push'``, ``eval``, ``find -exec``: ``bash_guard.nested_commands``). A command that could not be parsed, that has a variable
   program name, an environment prefix (``PAGER=x git log``) or writes a file through a redirect
   (other than ``/dev/null``) is never allowed by a specifier rule.
 - ``read_file(src/**)``, ``write_file(docs/**)``: a glob (``**`` any depth, ``*`` and ``?`` within one

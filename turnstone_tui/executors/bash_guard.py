@@ -36,6 +36,7 @@ parsed once per level, at most ``MAX_DEPTH`` levels). Callers run it off the eve
 
 from __future__ import annotations
 
+import contextvars
 import fnmatch
 import os
 import posixpath
@@ -160,6 +161,28 @@ _FALLBACK_RISKY = (
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 _UNKNOWN = "<unknown>"
+
+
+_COLLECT: contextvars.ContextVar[list[tuple[str | None, ...]] | None] = contextvars.ContextVar(
+    "bash_guard_collect", default=None
+)
+
+
+def nested_commands(command: str) -> tuple[tuple[str | None, ...], ...] | None:
+    """The commands ``command`` runs from strings (``bash -c``, ``eval``, ``su -c``, ``env -S``,
+    ``watch``, ``find -exec``, a heredoc or here-string fed to a shell, ``alias``, ``trap``): each as
+    its words after its wrappers (None: known only at run time). None when the guard refuses the line."""
+    if len(command) > MAX_COMMAND_CHARS:
+        return None
+    sink: list[tuple[str | None, ...]] = []
+    token = _COLLECT.set(sink)
+    try:
+        _check_script(command, 0)
+    except (_Refused, RecursionError):
+        return None
+    finally:
+        _COLLECT.reset(token)
+    return tuple(sink)
 
 
 class _Refused(Exception):
@@ -631,6 +654,9 @@ def _check_simple(simple: _Simple, state: _State, parse_error: Exception | None 
     words, unknown_operands = _strip_wrappers(simple.words, state)
     if not words:
         return
+    sink = _COLLECT.get()
+    if sink is not None and state.depth > 0:
+        sink.append(tuple(w.value if w.literal else None for w in words))
     first = words[0]
     shown = _shown(simple.words)
     if first.dynamic:

@@ -18,9 +18,18 @@ import os
 from typing import Any
 
 from ..core.types import CommandPart
-from .bash_guard import _WRAPPER_SKIPS_OPERAND, _WRAPPERS, MAX_COMMAND_CHARS, _unquote_heredoc_delimiters
+from .bash_guard import (
+    _WRAPPER_SKIPS_OPERAND,
+    _WRAPPERS,
+    MAX_COMMAND_CHARS,
+    _unquote_heredoc_delimiters,
+    nested_commands,
+)
 from .shell_words import embedded_scripts, has_substitution, read_word
 
+_GIT_VALUE_OPTS = frozenset(
+    {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix"}
+)
 _WRITES = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 _HARMLESS_TARGETS = frozenset({"/dev/null"})
 MAX_PARTS = 1000
@@ -31,7 +40,20 @@ class _Unanalysable(Exception):
 
 
 def command_parts(command: str) -> tuple[CommandPart, ...] | None:
-    """The simple commands of ``command`` (see the module docstring); blocking (bashlex): off the loop."""
+    """The simple commands of ``command`` (see the module docstring), then those it runs from strings
+    (``sh -c 'git push'``, ``eval``, ``find -exec`` ...: ``bash_guard.nested_commands``), so a deny
+    rule sees them and an allow rule must cover them too. Blocking (bashlex): off the loop."""
+    parts = _parts(command)
+    if parts is None:
+        return None
+    nested = nested_commands(command)
+    if nested is None:
+        return None  # the guard refuses it: no rule judges it
+    found = [CommandPart(words, True, _unwrap(list(words))) for words in nested]
+    return parts + tuple(p for p in found if p not in parts)
+
+
+def _parts(command: str) -> tuple[CommandPart, ...] | None:
     if len(command) > MAX_COMMAND_CHARS:
         return None
     import bashlex  # type: ignore[import-untyped]
@@ -70,7 +92,7 @@ def _embedded(text: str, parts: list[CommandPart]) -> None:
     if not has_substitution(text):
         return
     for script in embedded_scripts(text):
-        found = command_parts(script)
+        found = _parts(script)
         if found is None:
             raise _Unanalysable("a substitution that cannot be parsed")
         parts.extend(found)
@@ -175,6 +197,11 @@ def _unwrap(words: list[str | None]) -> tuple[str | None, ...]:
     rest = list(words[i:])
     if rest and rest[0] is not None:
         rest[0] = os.path.basename(rest[0])
+    if rest and rest[0] == "git":  # git -C dir -c k=v --no-pager push: the subcommand is push
+        j = 1
+        while j < len(rest) and (w := rest[j]) is not None and w.startswith("-"):
+            j += 2 if w in _GIT_VALUE_OPTS else 1
+        rest = ["git", *rest[j:]]
     return tuple(rest)
 
 
