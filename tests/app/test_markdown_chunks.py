@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 from textual.app import App, ComposeResult
+from textual.geometry import Size
 from textual.widgets import Static
 
 from turnstone_tui.core.resources import styles_dir
@@ -193,6 +194,36 @@ async def test_a_pinned_chunk_whose_markdown_grows_later_is_measured_again(small
         assert chunk.size.height == chunk.markdown.outer_size.height == pinned + 1
         assert any("A BLOCK THAT ARRIVED LATE" in line for line in screen_lines(app))
         assert any("The end." in line for line in screen_lines(app))
+
+
+async def test_a_chunk_is_measured_without_the_height_of_the_answer_around_it(small_chunks: None) -> None:
+    """Textual measures a container whose children all have an auto height by laying it out at
+    its parent's height, which is part of its layout cache's key: the answer around a chunk grows
+    with every streamed update, so every chunk not yet pinned was laid out again, block by block,
+    on every frame. A chunk's height does not depend on it: it is measured at height 0, once."""
+    app = ChatApp()
+    async with app.run_test(size=(90, 400)) as pilot:
+        chat = app.query_one(ChatView)
+        message = await stream_into(chat, long_answer(4))
+        await settle(pilot, message)
+        chunk = message.chunks[1]
+        chunk.unpin()
+        await pilot.pause()
+        width = chunk.size.width
+        laid_out: list[Size] = []
+        real_arrange = chunk.arrange
+
+        def arrange(size: Size, optimal: bool = False):  # type: ignore[no-untyped-def]
+            laid_out.append(size)
+            return real_arrange(size, optimal)
+
+        chunk.arrange = arrange  # type: ignore[method-assign]
+        heights = {
+            chunk.get_content_height(Size(width, answer_height), app.screen.size, width)
+            for answer_height in (120, 121, 5000)
+        }
+        assert heights == {chunk.markdown.outer_size.height}
+        assert set(laid_out) == {Size(width, 0)}
 
 
 async def test_a_finished_answer_is_split_into_chunks_that_render_the_same(small_chunks: None) -> None:
