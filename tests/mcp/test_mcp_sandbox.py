@@ -42,7 +42,10 @@ def test_the_option_is_read_from_the_config_with_the_sandbox_settings(tmp_path: 
     cfg = Config()
     cfg.sandbox.network = "on"
     loaded = load_server_configs(cfg, str(mcp_file))
-    assert loaded["boxed"].sandbox and loaded["boxed"].sandbox_policy == SandboxPolicy("auto", True)
+    policy = loaded["boxed"].sandbox_policy
+    assert loaded["boxed"].sandbox and policy is not None
+    assert replace(policy, hidden=()) == SandboxPolicy("auto", True)
+    assert str(cfg.resolved_db_path()) in policy.hidden  # the secret stores are hidden from it too
     assert not loaded["open"].sandbox and loaded["open"].sandbox_policy is None
     assert "sandbox: expected true or false" in loaded["bad"].invalid
 

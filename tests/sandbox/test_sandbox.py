@@ -369,3 +369,69 @@ async def test_math_runs_when_its_own_files_live_under_tmp(
     monkeypatch.setattr(math_module, "SANDBOX_SCRIPT", runner)
     result = await run(MATH, make_ctx(workspace, config=sandboxed_config()), "math", code="6 * 7")
     assert result.text.strip() == "42"
+
+
+@pytest.fixture
+def home_outside_tmp(monkeypatch: pytest.MonkeyPatch):
+    """A HOME with secret stores, outside /tmp (the sandbox's private /tmp would hide it anyway)."""
+    import shutil
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="turnstone-secrets-", dir="/var/tmp"))
+    home, config_home, data_home = base / "home", base / "xdg-config", base / "xdg-data"
+    files = {
+        home / ".ssh" / "id_ed25519": "sk-ssh-key",
+        home / ".aws" / "credentials": "sk-aws",
+        home / ".netrc": "sk-netrc",
+        config_home / "turnstone" / "config.toml": "sk-config",
+        config_home / "turnstone" / "skills" / "demo" / "SKILL.md": "skill text",
+        data_home / "turnstone" / "turnstone.db": "sk-database",
+        base / "custom.toml": "sk-custom-config",
+        base / "ordinary.txt": "ordinary text",
+    }
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text + "\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config_home))
+    monkeypatch.setenv("XDG_DATA_HOME", str(data_home))
+    yield base, files
+    shutil.rmtree(base, ignore_errors=True)
+
+
+@needs_bwrap
+async def test_sandboxed_commands_cannot_read_the_secret_stores(
+    tmp_path: Path, home_outside_tmp: tuple[Path, dict[Path, str]]
+) -> None:
+    """In full-auto mode sandboxed commands run unasked: `cat ~/.ssh/id_ed25519` or turnstone's own
+    config (API keys) read them into the conversation while read_file refused the same files (the
+    sandbox bound the whole filesystem read-only). Now they are empty; the rest stays readable."""
+    base, files = home_outside_tmp
+    workspace, _ = dirs(tmp_path)
+    config = sandboxed_config()
+    config.path = base / "custom.toml"
+    ctx = make_ctx(workspace, config=config)
+    command = (
+        " ; ".join(f"cat {path}" for path in files) + f" ; echo LS; ls -A {base / 'home' / '.ssh'}; echo END"
+    )
+    result = await run(BASH, ctx, "bash", command=command)
+    assert "sk-" not in result.text, result.text
+    assert result.text.split("LS\n", 1)[1].split("END", 1)[0].strip() == ""  # the folder looks empty
+    assert "skill text" in result.text and "ordinary text" in result.text
+    for path, text in files.items():  # the host's files are untouched
+        assert path.read_text() == text + "\n"
+
+
+async def test_read_file_refuses_turnstones_dirs_where_xdg_puts_them(
+    tmp_path: Path, home_outside_tmp: tuple[Path, dict[Path, str]]
+) -> None:
+    """path_policy named ~/.config/turnstone only: with $XDG_CONFIG_HOME set, the real config
+    (API keys) was an ordinary file outside the workspace."""
+    from turnstone_tui.executors.files import PREPARERS as FILES
+
+    _, files = home_outside_tmp
+    ctx = make_ctx(tmp_path)
+    for path in files:
+        if "/turnstone/" in str(path):
+            item = await prepare(FILES, ctx, "read_file", path=str(path))
+            assert item.error is not None and "secret store" in item.error, path

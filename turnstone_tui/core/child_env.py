@@ -54,4 +54,7 @@ def sandbox_label(config: Config) -> str:
 
 def sandbox_policy(config: Config) -> SandboxPolicy:
     sb = config.sandbox
-    return SandboxPolicy(sb.mode, sb.network == "on", tuple(sb.writable), sb.auto_approve)
+    db = config.resolved_db_path()
+    files = (config.path, db, db.with_name(db.name + "-wal"), db.with_name(db.name + "-shm"))
+    hidden = tuple(str(p) for p in files if p is not None)
+    return SandboxPolicy(sb.mode, sb.network == "on", tuple(sb.writable), sb.auto_approve, hidden)

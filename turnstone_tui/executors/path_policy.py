@@ -5,7 +5,8 @@ decided or shown, so ``notes.txt -> /elsewhere/x`` is judged and previewed as ``
 
 Secret stores (refused for read_file / diff_file / search, and for write_file): ``~/.ssh``,
 ``~/.aws``, ``~/.gnupg``, ``~/.kube``, ``~/.docker``, ``~/.azure``, ``~/.config/gcloud``,
-``~/.config/gh``, turnstone's own config and data dirs (config, tokens, the database),
+``~/.config/gh``, turnstone's own config and data dirs (config, tokens, the database; where
+platformdirs puts them, ``$XDG_CONFIG_HOME`` / ``$XDG_DATA_HOME`` honoured; ``sandbox/secrets.py``),
 ``~/.netrc``, ``~/.git-credentials``, ``~/.pgpass``, ``~/.npmrc``, ``~/.pypirc``, the config file in
 use, ``.env`` / ``.env.*`` files anywhere (except ``.env.example`` / ``.sample`` / ``.template``), and
 a process's environment and memory (``/proc/PID/environ``, ``/proc/PID/mem``, ``/proc/self/...``:
@@ -17,11 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-SECRET_DIRS = (
-    "~/.ssh", "~/.aws", "~/.gnupg", "~/.kube", "~/.docker", "~/.azure", "~/.config/gcloud", "~/.config/gh",
-    "~/.config/turnstone", "~/.local/share/turnstone",
-)  # fmt: skip
-SECRET_FILES = ("~/.netrc", "~/.git-credentials", "~/.pgpass", "~/.npmrc", "~/.pypirc")
+from ..sandbox.secrets import SECRET_FILES, secret_dirs
+
 _ENV_EXAMPLES = frozenset({".env.example", ".env.sample", ".env.template", ".env.dist"})
 _PROCESS_SECRETS = frozenset({"environ", "mem"})
 _PROC = Path("/proc")
@@ -39,8 +37,8 @@ def secret_store(real: Path, extra: Iterable[Path | None] = ()) -> str | None:
         return ".env file"
     if name in _PROCESS_SECRETS and _PROC in real.parents:
         return f"a process's {'environment' if name == 'environ' else 'memory'} (/proc/PID/{name})"
-    for shown in SECRET_DIRS:
-        base = real_path(Path(shown).expanduser())
+    for shown, path in secret_dirs():
+        base = real_path(path)
         if real == base or base in real.parents:
             return shown
     for shown in SECRET_FILES:

@@ -8,6 +8,8 @@ The profile (``confine``):
 - ``--tmpfs /tmp``: a private, empty /tmp that disappears with the command;
 - then ``--bind`` of each writable path (the workspace, a math temp dir ...). These come AFTER the
   tmpfs on purpose: a workspace under /tmp must stay visible, not be hidden by the private /tmp;
+- the secret stores (``secrets.py``: ``~/.ssh``, ``~/.aws``, turnstone's config and data dirs, the
+  config file ...) hidden under an empty tmpfs or /dev/null, as the file tools refuse them;
 - ``--unshare-net`` unless the network is allowed: only a loopback interface inside;
 - ``--unshare-ipc --unshare-uts``, ``--die-with-parent`` (the sandbox dies with the agent),
   ``--chdir`` into the working directory. bwrap drops all capabilities and sets no_new_privs.
@@ -69,9 +71,13 @@ def confine(
     network: bool,
     bwrap: str = "bwrap",
     readable: Sequence[Path] = (),
+    hidden: tuple[Sequence[Path], Sequence[Path], Sequence[Path]] = ((), (), ()),
 ) -> list[str]:
     """``argv`` wrapped in bwrap with the default profile; ``writable`` paths are bound read-write,
-    ``readable`` ones under /tmp (e.g. the program's own files) read-only, both after the private /tmp."""
+    ``readable`` ones under /tmp (e.g. the program's own files) read-only, both after the private /tmp.
+    ``hidden`` (directories, files, kept: ``secrets.hidden_paths``) are mounted over last, even inside
+    a writable path: an empty tmpfs on each directory, /dev/null on each file; ``kept`` (inside a hidden
+    directory) bound again read-only."""
     out = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     shown: set[str] = set()
     for path in readable:
@@ -86,6 +92,13 @@ def confine(
             continue
         seen.add(real)
         out += ["--bind", real, real]
+    hidden_dirs, hidden_files, kept = hidden
+    for folder in hidden_dirs:
+        out += ["--tmpfs", str(folder)]
+    for path in kept:
+        out += ["--ro-bind", str(path), str(path)]
+    for file in hidden_files:
+        out += ["--ro-bind", "/dev/null", str(file)]
     out += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent"]
     if not network:
         out.append("--unshare-net")

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .bwrap import confine, support
+from .secrets import hidden_paths
 
 MODES = ("auto", "off")
 
@@ -17,6 +18,7 @@ class SandboxPolicy:
     network: bool = False
     writable: tuple[str, ...] = ()  # extra read-write paths besides the workspace
     auto_approve: bool = False  # sandboxed bash/watch commands need no approval
+    hidden: tuple[str, ...] = ()  # secret files besides secrets.SECRET_FILES (the config file, the database)
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +55,10 @@ def plan(
     if not found.available:
         return RunPlan(list(argv), False, f"not sandboxed: {found.reason}")
     paths = [Path(cwd), *(Path(p) for p in writable), *(Path(p).expanduser() for p in policy.writable)]
-    wrapped = confine(argv, cwd=Path(cwd), writable=paths, network=net, bwrap=found.bwrap, readable=readable)
+    hidden = hidden_paths(policy.hidden)
+    wrapped = confine(
+        argv, cwd=Path(cwd), writable=paths, network=net, bwrap=found.bwrap, readable=readable, hidden=hidden
+    )
     network_note = "network on" if net else "no network"
     return RunPlan(
         wrapped, True, f"sandboxed: read-only system, writable workspace, private /tmp, {network_note}"

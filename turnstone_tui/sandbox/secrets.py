@@ -1,0 +1,58 @@
+"""Where keys and tokens live on this machine: the secret stores that the file tools refuse
+(``executors/path_policy.py``) and that the sandbox hides from the commands it runs.
+
+- directories: ``~/.ssh``, ``~/.aws``, ``~/.gnupg``, ``~/.kube``, ``~/.docker``, ``~/.azure``,
+  ``~/.config/gcloud``, ``~/.config/gh``, and turnstone's own config and data directories (the
+  platform's: ``$XDG_CONFIG_HOME/turnstone`` when set, else ``~/.config/turnstone``; same for data);
+- files: ``~/.netrc``, ``~/.git-credentials``, ``~/.pgpass``, ``~/.npmrc``, ``~/.pypirc``, plus what
+  the caller adds (the config file in use, the database).
+
+Only plain data and pathlib here (the sandbox imports nothing else from turnstone_tui).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+SECRET_DIRS = (
+    "~/.ssh", "~/.aws", "~/.gnupg", "~/.kube", "~/.docker", "~/.azure", "~/.config/gcloud", "~/.config/gh",
+    "~/.config/turnstone", "~/.local/share/turnstone",
+)  # fmt: skip
+SECRET_FILES = ("~/.netrc", "~/.git-credentials", "~/.pgpass", "~/.npmrc", "~/.pypirc")
+APP_NAME = "turnstone"
+KEPT_READABLE = ("skills",)
+"""Entries of turnstone's config dir that sandboxed commands still read (a skill's scripts)."""
+
+
+def app_dirs() -> list[tuple[str, Path]]:
+    """(how the README names it, path) of turnstone's config and data directories on this platform."""
+    import platformdirs
+
+    return [
+        ("turnstone's config dir", Path(platformdirs.user_config_dir(APP_NAME, appauthor=False))),
+        ("turnstone's data dir", Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))),
+    ]
+
+
+def secret_dirs() -> list[tuple[str, Path]]:
+    """(shown, path) of every secret directory, ``~`` expanded (not resolved)."""
+    return [(shown, Path(shown).expanduser()) for shown in SECRET_DIRS] + app_dirs()
+
+
+def hidden_paths(extra: Iterable[str | Path] = ()) -> tuple[list[Path], list[Path], list[Path]]:
+    """(directories, files, kept) to hide in the sandbox: the existing secret stores with symlinks
+    resolved, and the entries of turnstone's config dir to show again read-only. Blocking (stats)."""
+    dirs: list[Path] = []
+    files: list[Path] = []
+    kept: list[Path] = []
+    for _, path in secret_dirs():
+        real = path.resolve()
+        if real.is_dir() and real not in dirs:
+            dirs.append(real)
+            kept.extend(real / name for name in KEPT_READABLE if (real / name).is_dir())
+    for item in [*(Path(f).expanduser() for f in SECRET_FILES), *(Path(p) for p in extra)]:
+        real = item.resolve()
+        if real.is_file() and real not in files and not any(d in real.parents for d in dirs):
+            files.append(real)
+    return dirs, files, kept
