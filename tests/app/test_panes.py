@@ -416,3 +416,30 @@ async def test_a_pane_starting_or_finishing_restyles_the_grid_once() -> None:
         assert restyled.count(panes) == 1
         await pilot.pause()
         assert panes.has_class("-four") and len(panes) == 3
+
+
+async def test_panes_finishing_together_leave_the_grid_at_once_and_the_dom_in_one_removal() -> None:
+    """A removal is awaited after the message that asked for it (the widgets' tasks end over
+    several loop turns): four panes removed one by one held each following result for a frame.
+    Finished panes leave the grid at once (hidden) and the DOM together after the next frame."""
+    app = PanesHarness()
+    async with app.run_test(size=(120, 40)) as pilot:
+        panes = app.panes
+        for n in range(4):
+            panes.start(f"c{n}", f"sleep {n}")
+        await pilot.pause()
+        removals: list[int] = []
+        prune = app._prune
+
+        def counting(*nodes, parent=None):  # noqa: ANN001, ANN202
+            removals.append(len(nodes))
+            return prune(*nodes, parent=parent)
+
+        app._prune = counting  # type: ignore[method-assign]
+        leaving = [panes.pane(f"c{n}") for n in range(4)]
+        for n in range(4):
+            panes.finish(f"c{n}", ToolResult("[exit code: 0]", process=ProcessOutcome(0)))
+        assert all(p is not None and not p.display for p in leaving) and len(panes) == 0
+        assert not panes.display  # the empty grid is hidden at once
+        await wait_until(pilot, lambda: not list(panes.query(BashPane)), 20, "the panes removed")
+        assert removals == [4], removals

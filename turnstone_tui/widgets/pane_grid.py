@@ -87,6 +87,7 @@ class ParallelPanes(Container):
         self._call_ids: tuple[str, ...] | None = None
         self._input_until = 0.0
         self._pending_since = 0.0  # when output began waiting for the next flush
+        self._leaving: list[BashPane] = []  # finished panes, hidden, removed after the next frame
 
     def compose(self) -> ComposeResult:
         return iter(())
@@ -166,11 +167,23 @@ class ParallelPanes(Container):
         lines = pane.lines
         if pane.is_attached:
             pane.end(result)
-            pane.remove()
+            # Out of the grid now, out of the DOM after the next frame, with every pane that
+            # finished by then: a removal is awaited after the message that asked for it (its
+            # widgets' tasks must end, over several loop turns), so removing each pane at once
+            # held the next result (and the answer behind it) for a frame per pane.
+            pane.display = False
+            self._leaving.append(pane)
+            if len(self._leaving) == 1:
+                self.call_after_refresh(self._remove_leaving)
         else:
             pane.set_result(result)
         self._relayout()
         return lines
+
+    def _remove_leaving(self) -> None:
+        leaving, self._leaving = self._leaving, []
+        if leaving and self.is_attached:
+            self.remove_children(leaving)
 
     def yield_to_input(self) -> None:
         """A key was pressed: hold pending output back for ``INPUT_HOLD`` seconds."""
