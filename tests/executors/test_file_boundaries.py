@@ -104,6 +104,35 @@ async def test_a_file_changed_after_the_preview_is_not_overwritten(tmp_path: Pat
     assert await asyncio.to_thread(target.read_text) == "the user's edit\n"
 
 
+@pytest.mark.parametrize("tool", ["write_file", "edit_file"])
+async def test_a_folder_swapped_for_a_symlink_after_the_preview_is_not_written_through(
+    tmp_path: Path, tool: str
+) -> None:
+    """Full-auto runs workspace edits and sandboxed commands unasked: a write prepared (and judged
+    inside the workspace) for sub/new.txt, then `mv sub x; ln -s ~/.local/bin sub` by a command of
+    the same batch, wrote the new file outside the workspace (the path was resolved only at prepare)."""
+    workspace, outside = layout(tmp_path)
+    sub = workspace / "sub"
+    sub.mkdir()
+    (sub / "known.txt").write_text("same text\n")
+    (outside / "known.txt").write_text("same text\n")
+    ctx = make_ctx(workspace)
+    if tool == "write_file":
+        item = await prepare(PREPARERS, ctx, "write_file", path="sub/new.txt", content="planted\n")
+    else:
+        ctx.read_tracker.record(sub / "known.txt")
+        item = await prepare(
+            PREPARERS, ctx, "edit_file", path="sub/known.txt", old_string="same", new_string="planted"
+        )
+    assert item.error is None and item.subject is not None and item.subject.workspace_edit
+    sub.rename(workspace / "moved")
+    sub.symlink_to(outside, target_is_directory=True)
+    result = await execute(item)
+    assert result.is_error and "now points" in result.text, result.text
+    assert not (outside / "new.txt").exists()
+    assert (outside / "known.txt").read_text() == "same text\n"
+
+
 async def test_read_file_reads_the_sessions_own_plan_and_nothing_else_of_the_data_dir(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

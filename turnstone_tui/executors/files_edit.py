@@ -49,6 +49,18 @@ def _new_file_diff(content: str, shown: str, limit: int) -> str:
     return diff
 
 
+def _moved(link: Path, real: Path, shown: str, tool: str) -> str | None:
+    """Why the write is refused when ``link`` no longer resolves to the ``real`` path that was previewed
+    and judged (a folder on the way swapped for a symlink since), else None. Blocking."""
+    now = real_path(link)
+    if now == real:
+        return None
+    return (
+        f"{tool}: {shown} now points to {now}, not to {real} as when the change was shown; nothing was "
+        "written. Prepare the change again."
+    )
+
+
 def _fingerprint(path: Path) -> str | None:
     """The content hash of ``path`` (None when it does not exist), to detect changes after a preview."""
     try:
@@ -133,6 +145,9 @@ async def prepare_write_file(ctx: ToolContext, call_id: str, args: dict[str, Any
     data = _encode(content)
 
     def work() -> ToolResult:
+        moved = _moved(link, path, shown, name)
+        if moved:
+            return ToolResult(moved, is_error=True)
         if _fingerprint(path) != previewed:
             return ToolResult(
                 f"write_file: {shown} changed on disk after the preview was shown; it was not overwritten. "
@@ -341,6 +356,9 @@ async def prepare_edit_file(ctx: ToolContext, call_id: str, args: dict[str, Any]
     real = await asyncio.to_thread(real_path, path)
 
     def work() -> ToolResult:
+        moved = _moved(path, real, shown, name)
+        if moved:
+            return ToolResult(moved, is_error=True)
         stale = tracker.check(path)
         if stale:
             return ToolResult(f"edit_file: {stale}; nothing was written", is_error=True)
