@@ -515,3 +515,37 @@ async def test_the_next_request_does_not_wait_for_the_results_to_be_stored(model
     finally:
         gate.set()
         await storage.close()
+
+
+async def test_a_running_sub_agent_follows_a_mode_change_at_once(model_server, tmp_path) -> None:
+    """The user switches from accept-edits back to default while a task sub-agent runs (shift+tab
+    to stop edits running unasked): its next write must ask. The sub-agent copied the mode when it
+    started and kept writing unasked until it finished."""
+    from turnstone_tui.core.permissions import Mode
+
+    model_server.script(
+        [
+            Reply.tools([("task_agent", {"prompt": "write two files"}, "call_task")]),
+            Reply.tools([("write_file", {"path": "a.txt", "content": "a\n"}, "call_a")]),
+            Reply.tools([("write_file", {"path": "b.txt", "content": "b\n"}, "call_b")]),
+            Reply.text("both written"),  # the sub-agent
+            Reply.text("All done."),
+        ]
+    )
+    session: ChatSession | None = None
+
+    class SwitchingUI(RecordingUI):
+        def on_tool_result(self, call_id: str, name: str, result) -> None:  # type: ignore[no-untyped-def]
+            super().on_tool_result(call_id, name, result)
+            if call_id == "call_a" and session is not None:
+                session.set_mode(Mode.DEFAULT)  # the user presses shift+tab
+
+    ui = SwitchingUI()
+    session = await new_session(make_config(model_server, tmp_path), ui, tmp_path)
+    session.set_mode(Mode.ACCEPT_EDITS)
+    await session.send("delegate it")
+    assert ui.text.endswith("All done.")
+    asked = [item.call_id for batch in ui.approval_requests for item in batch]
+    assert "call_task" in asked and "call_a" not in asked  # accept-edits: the first write ran unasked
+    assert "call_b" in asked  # default again: the second asks
+    assert (tmp_path / "b.txt").read_text() == "b\n"  # approved (the default answer)

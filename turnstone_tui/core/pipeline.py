@@ -54,21 +54,33 @@ class ApprovalPolicy:
     session_rules: list[Rule] = field(default_factory=list)
     mode: Mode = Mode.DEFAULT
     workspace: Path = field(default_factory=Path.cwd)
+    follow: ApprovalPolicy | None = None
+    """A sub-agent's: the parent session's policy, read at every call (its mode, this session's rules
+    and "always" answers), so a change the user makes while the sub-agent runs holds at once."""
+
+    @property
+    def current_mode(self) -> Mode:
+        return self.follow.current_mode if self.follow is not None else self.mode
 
     def rules(self) -> list[Rule]:
+        names = set(self.auto_approve)
+        session_rules = self.session_rules
+        if self.follow is not None:
+            names |= self.follow.auto_approve
+            session_rules = self.follow.session_rules
         named: list[Rule] = []
-        for name in sorted(self.auto_approve):  # tool names, or rules given to --allow / tools.allow
+        for name in sorted(names):  # tool names, or rules given to --allow / tools.allow
             with contextlib.suppress(RuleError):
                 named.append(parse_rule(name, "allow", "session"))
         stored = self.store.rules() if self.store is not None else []
-        return [*stored, *self.session_rules, *named]
+        return [*stored, *session_rules, *named]
 
     def verdict(self, item: PreparedItem) -> Verdict:
         return judge(
             item,
             self.rules(),
             workspace=self.workspace,
-            mode=self.mode,
+            mode=self.current_mode,
             skip_permissions=self.skip_permissions,
         )
 
@@ -76,6 +88,9 @@ class ApprovalPolicy:
         return self.verdict(item).runs_without_asking
 
     def grant_session(self, rule: Rule) -> None:
+        if self.follow is not None:  # a sub-agent's "always" holds for its parent too
+            self.follow.grant_session(rule)
+            return
         if rule.specifier is None and rule.tool in self.auto_approve:
             return
         if rule not in self.session_rules:
@@ -262,7 +277,7 @@ class ToolPipeline:
         ui.on_state(SessionState.ATTENTION)
         decision = await ui.approve_tools(pending)
         if decision.always and decision.approved:
-            self.policy.auto_approve.update(decision.always)
+            (self.policy.follow or self.policy).auto_approve.update(decision.always)
         if decision.rules:
             await self._grant(decision)
         return decision

@@ -527,7 +527,7 @@ class ChatSession:
         """The permission mode changed since the model was last told (shift+tab, even mid-turn): a
         short note goes into the history before the next request. Appended, never in the system
         prompt, so the cached prefix of the conversation stays the same."""
-        mode = self.policy.mode
+        mode = self.policy.current_mode  # a sub-agent: its parent's, now
         if mode != self._told_mode and self.agent_kind != "plan":  # the plan agent is read-only anyway
             await self._append(mode_note(mode))
             self._told_mode = mode
@@ -795,14 +795,14 @@ class ChatSession:
             cwd=self.cwd,
             agent_kind=kind,
             skip_permissions=self.policy.skip_permissions,
-            allow=set(self.registry.TASK_AUTO_TOOLS) | self.policy.auto_approve,
+            allow=set(self.registry.TASK_AUTO_TOOLS),
             supports_vision=self.ctx.supports_vision,
             permissions=self.policy.store,
             instructions_dir=self._instructions_dir,
         )
-        # the sub-agent follows this session's rules and mode ("always" answers in it hold here too)
-        sub.policy.session_rules = self.policy.session_rules
-        sub.policy.mode = self.policy.mode
+        # the sub-agent follows this session's rules, answers and mode, read at each of its calls (a
+        # shift+tab while it runs holds at once; its "always" answers hold here too)
+        sub.policy.follow = self.policy
         sub.ctx.read_tracker = self.ctx.read_tracker
         sub.ctx.plan_session = self.ctx.plan_session or self.session_id  # a task agent reads the plan
         sub.ctx.checkpoints = self.ctx.checkpoints  # its edits belong to this turn: /undo reverts them
