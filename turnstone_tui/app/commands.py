@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.types import SessionState
 
 if TYPE_CHECKING:
+    from ..core.session import ChatSession
     from .app import TurnstoneApp
 
 CommandHandler = Callable[["TurnstoneApp", str], Awaitable[None]]
@@ -59,6 +60,14 @@ def slash_command(
 
 
 # --- the commands ------------------------------------------------------------------------------
+
+
+async def _idle_session(app: TurnstoneApp, command: str) -> ChatSession | None:
+    """The session, when no turn runs; else None after telling the user why ``/command`` waits."""
+    if app.session is not None and app.busy:
+        await app.chat.add_error(f"/{command}: wait for the turn to finish (or press esc) first.")
+        return None
+    return app.session
 
 
 @slash_command("help", "", "Show commands and keys")
@@ -277,11 +286,8 @@ async def _permissions(app: TurnstoneApp, argument: str) -> None:
 
 @slash_command("compact", "", "Summarise the conversation to free context")
 async def _compact(app: TurnstoneApp, argument: str) -> None:
-    session = app.session
+    session = await _idle_session(app, "compact")
     if session is None:
-        return
-    if app.busy:
-        await app.chat.add_error("/compact: wait for the turn to finish first.")
         return
     app.busy = True
     app.status_bar.state = SessionState.THINKING
@@ -365,11 +371,8 @@ async def _export(app: TurnstoneApp, argument: str) -> None:
 async def _undo(app: TurnstoneApp, argument: str) -> None:
     from .screens.undo import UndoScreen
 
-    session = app.session
+    session = await _idle_session(app, "undo")
     if session is None:
-        return
-    if app.busy:
-        await app.chat.add_error("/undo: wait for the turn to finish (or press esc) first.")
         return
     plan = await session.plan_undo()
     if plan is None:
