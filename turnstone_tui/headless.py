@@ -8,6 +8,7 @@ or --allow TOOL was given.
 from __future__ import annotations
 
 import sys
+import time
 from typing import TextIO
 
 from .core.model_output import clean_text
@@ -23,6 +24,9 @@ from .core.types import (
 )
 
 MCP_PREFIX = "mcp__"
+PROGRESS_INTERVAL = 0.25
+"""Seconds between two progress lines of one call."""
+MAX_PROGRESS_MESSAGE = 200
 
 DENIAL_FEEDBACK = (
     "headless mode: this tool needs approval and no user can approve it "
@@ -52,6 +56,9 @@ class HeadlessUI:
         self._wrote_content = False
         self._in_reasoning = False
         self._names: dict[str, str] = {}
+        self._progress_shown: dict[str, float] = {}  # call id -> when its last progress line was printed
+        self.progress_interval = PROGRESS_INTERVAL
+        self.clock = time.monotonic
         use_color = self.err.isatty() if color is None else color
         self._dim = "\x1b[2m" if use_color else ""
         self._red = "\x1b[31m" if use_color else ""
@@ -113,12 +120,21 @@ class HeadlessUI:
     def on_tool_progress(
         self, call_id: str, progress: float, total: float | None, message: str | None
     ) -> None:
-        """``[progress] server/tool 3/10 message`` on stderr, so a long MCP call is seen to move."""
+        """``[progress] server/tool 3/10 message`` on stderr, so a long MCP call is seen to move: at most
+        one line per call every ``progress_interval`` seconds (a chatty server sends thousands), and
+        always the first and the one that reaches the total."""
+        now = self.clock()
+        last = self._progress_shown.get(call_id)
+        final = total is not None and total > 0 and progress >= total
+        if last is not None and not final and now - last < self.progress_interval:
+            return
+        self._progress_shown[call_id] = now
         name = self._names.get(call_id, call_id)
         if name.startswith(MCP_PREFIX) and "__" in name[len(MCP_PREFIX) :]:
             name = "/".join(name[len(MCP_PREFIX) :].split("__", 1))
         amount = f"{progress:g}/{total:g}" if total is not None and total > 0 else f"{progress:g}"
-        text = f"[progress] {name} {amount} {' '.join((message or '').split())}".rstrip()  # one line
+        words = " ".join((message or "").split())  # one line
+        text = f"[progress] {name} {amount} {words[:MAX_PROGRESS_MESSAGE]}".rstrip()
         self._log(f"{self._dim}{terminal_safe(text)}{self._reset}")
 
     def on_tool_result(self, call_id: str, name: str, result: ToolResult) -> None:

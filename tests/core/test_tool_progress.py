@@ -106,6 +106,7 @@ def test_headless_progress_is_one_compact_line_each() -> None:
 
     err = io.StringIO()
     ui = HeadlessUI(out=io.StringIO(), err=err, color=False)
+    ui.progress_interval = 0
     ui.on_tools_prepared([PreparedItem("c1", "mcp__files__index", {}, header="files/index")])
     ui.on_tool_progress("c1", 40, None, "scanning\nsrc/\x1b]52;c;bad\x07")
     ui.on_tool_progress("c1", 2.5, 10, None)
@@ -115,3 +116,21 @@ def test_headless_progress_is_one_compact_line_each() -> None:
         "[progress] files/index 2.5/10",
         "[progress] c2 1/2 half",
     ]
+
+
+def test_headless_progress_from_a_chatty_server_is_thinned_but_ends_on_the_total() -> None:
+    """10,000 notifications in 10 s print about one line per 0.25 s, the first and the final one."""
+    import io
+
+    err = io.StringIO()
+    ui = HeadlessUI(out=io.StringIO(), err=err, color=False)
+    now = [0.0]
+    ui.clock = lambda: now[0]
+    for step in range(1, 10_001):
+        now[0] = step / 1000
+        ui.on_tool_progress("c1", step, 10_000, "x" * 5000)
+    lines = err.getvalue().splitlines()
+    assert 30 <= len(lines) <= 45, len(lines)
+    assert lines[0].startswith("[progress] c1 1/10000 ")
+    assert lines[-1].startswith("[progress] c1 10000/10000 ")
+    assert max(len(line) for line in lines) < 260, "a huge message is cut"
