@@ -435,3 +435,79 @@ async def test_read_file_refuses_turnstones_dirs_where_xdg_puts_them(
         if "/turnstone/" in str(path):
             item = await prepare(FILES, ctx, "read_file", path=str(path))
             assert item.error is not None and "secret store" in item.error, path
+
+
+class UnixListener:
+    """A unix-socket server on the host that counts the connections it gets."""
+
+    def __init__(self, path: Path) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(str(path))
+        self.sock.listen(8)
+        self.sock.settimeout(0.2)
+        self.connections = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                continue
+            self.connections += 1
+            conn.close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self.sock.close()
+
+
+@needs_bwrap
+async def test_sandboxed_commands_cannot_reach_the_session_bus_or_other_user_services(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A read-only bind does not stop connect() on a unix socket: through the D-Bus session bus in
+    $XDG_RUNTIME_DIR (systemd-run --user ...) a sandboxed command could start a process outside the
+    sandbox. The runtime dir is now hidden; a socket elsewhere stays reachable (the probe works)."""
+    import shutil
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="turnstone-run-", dir="/var/tmp"))
+    try:
+        runtime = base / "run-user"
+        runtime.mkdir(mode=0o700)
+        monkeypatch.setenv("XDG_RUNTIME_DIR", str(runtime))
+        bus, other = UnixListener(runtime / "bus"), UnixListener(base / "other.sock")
+        try:
+            workspace, _ = dirs(tmp_path)
+            ctx = make_ctx(workspace, config=sandboxed_config())
+            probe = "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print('CONNECTED', sys.argv[1])"
+            command = f'python3 -c "{probe}" {runtime / "bus"}; python3 -c "{probe}" {base / "other.sock"}'
+            result = await run(BASH, ctx, "bash", command=command)
+            deadline = time.monotonic() + 5
+            while other.connections == 0 and time.monotonic() < deadline:  # noqa: ASYNC110
+                await asyncio.sleep(0.05)
+        finally:
+            bus.close()
+            other.close()
+        assert f"CONNECTED {base / 'other.sock'}" in result.text and other.connections == 1, result.text
+        assert f"CONNECTED {runtime / 'bus'}" not in result.text and bus.connections == 0, result.text
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def test_a_hidden_folder_holding_the_workspace_is_not_hidden() -> None:
+    """$XDG_RUNTIME_DIR (or a secret dir) that contains the working directory is left alone."""
+    from turnstone_tui.sandbox import confine
+
+    argv = confine(
+        ["true"],
+        cwd=Path("/var/tmp/run/ws"),
+        writable=[],
+        network=False,
+        hidden=([Path("/var/tmp/run"), Path("/var/tmp/other")], [], []),
+    )
+    assert "/var/tmp/other" in argv and "/var/tmp/run" not in argv

@@ -93,7 +93,10 @@ def confine(
         seen.add(real)
         out += ["--bind", real, real]
     hidden_dirs, hidden_files, kept = hidden
+    places = [Path(p) for p in seen] + [Path(cwd).resolve()]
     for folder in hidden_dirs:
+        if any(folder == place or folder in place.parents for place in places):
+            continue  # the workspace lies inside it: hiding it would hide the workspace
         out += ["--tmpfs", str(folder)]
     for path in kept:
         out += ["--ro-bind", str(path), str(path)]

@@ -5,13 +5,18 @@
   ``~/.config/gcloud``, ``~/.config/gh``, and turnstone's own config and data directories (the
   platform's: ``$XDG_CONFIG_HOME/turnstone`` when set, else ``~/.config/turnstone``; same for data);
 - files: ``~/.netrc``, ``~/.git-credentials``, ``~/.pgpass``, ``~/.npmrc``, ``~/.pypirc``, plus what
-  the caller adds (the config file in use, the database).
+  the caller adds (the config file in use, the database);
+- services reachable through unix sockets, which a read-only mount does not stop: the user's runtime
+  dir (``$XDG_RUNTIME_DIR``, ``/run/user/UID``: the D-Bus session bus, through which
+  ``systemd-run --user`` starts processes outside the sandbox, the ssh and gpg agents, Wayland ...)
+  and the system's service sockets (D-Bus system bus, docker, podman, containerd).
 
 Only plain data and pathlib here (the sandbox imports nothing else from turnstone_tui).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -21,6 +26,10 @@ SECRET_DIRS = (
 )  # fmt: skip
 SECRET_FILES = ("~/.netrc", "~/.git-credentials", "~/.pgpass", "~/.npmrc", "~/.pypirc")
 APP_NAME = "turnstone"
+SERVICE_SOCKETS = (
+    "/run/dbus", "/var/run/dbus", "/run/docker.sock", "/var/run/docker.sock", "/run/podman", "/var/run/podman",
+    "/run/containerd", "/var/run/containerd", "/run/snapd.socket", "/run/snapd-snap.socket",
+)  # fmt: skip
 KEPT_READABLE = ("skills",)
 """Entries of turnstone's config dir that sandboxed commands still read (a skill's scripts)."""
 
@@ -40,19 +49,37 @@ def secret_dirs() -> list[tuple[str, Path]]:
     return [(shown, Path(shown).expanduser()) for shown in SECRET_DIRS] + app_dirs()
 
 
+def runtime_dirs() -> list[Path]:
+    """The user's runtime dir(s): ``$XDG_RUNTIME_DIR`` and ``/run/user/UID``."""
+    found = [Path(f"/run/user/{os.getuid()}")]
+    if os.environ.get("XDG_RUNTIME_DIR"):
+        found.insert(0, Path(os.environ["XDG_RUNTIME_DIR"]))
+    return found
+
+
 def hidden_paths(extra: Iterable[str | Path] = ()) -> tuple[list[Path], list[Path], list[Path]]:
     """(directories, files, kept) to hide in the sandbox: the existing secret stores with symlinks
     resolved, and the entries of turnstone's config dir to show again read-only. Blocking (stats)."""
     dirs: list[Path] = []
     files: list[Path] = []
     kept: list[Path] = []
-    for _, path in secret_dirs():
+    places = [path for _, path in secret_dirs()] + runtime_dirs() + [Path(p) for p in SERVICE_SOCKETS]
+    for path in places:
         real = path.resolve()
         if real.is_dir() and real not in dirs:
             dirs.append(real)
             kept.extend(real / name for name in KEPT_READABLE if (real / name).is_dir())
-    for item in [*(Path(f).expanduser() for f in SECRET_FILES), *(Path(p) for p in extra)]:
+    for item in [
+        *(Path(f).expanduser() for f in SECRET_FILES),
+        *(Path(p) for p in extra),
+        *map(Path, SERVICE_SOCKETS),
+    ]:
         real = item.resolve()
-        if real.is_file() and real not in files and not any(d in real.parents for d in dirs):
+        if (
+            real.exists()
+            and not real.is_dir()
+            and real not in files
+            and not any(d in real.parents for d in dirs)
+        ):
             files.append(real)
     return dirs, files, kept
