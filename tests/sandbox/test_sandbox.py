@@ -511,3 +511,23 @@ def test_a_hidden_folder_holding_the_workspace_is_not_hidden() -> None:
         hidden=([Path("/var/tmp/run"), Path("/var/tmp/other")], [], []),
     )
     assert "/var/tmp/other" in argv and "/var/tmp/run" not in argv
+
+
+@needs_bwrap
+async def test_a_sandboxed_command_cannot_plant_git_hooks_or_config(tmp_path: Path) -> None:
+    """A hook or core.fsmonitor written by a sandboxed command (unasked in full-auto) ran outside the
+    sandbox the next time the user ran git. .git/config and .git/hooks are now read-only in the
+    sandbox; the rest of .git (objects, refs, index) stays writable for git add / commit."""
+    workspace, _ = dirs(tmp_path)
+    git = workspace / ".git"
+    (git / "hooks").mkdir(parents=True)
+    (git / "config").write_text("[core]\n")
+    ctx = make_ctx(workspace, config=sandboxed_config())
+    command = (
+        "echo '[core] fsmonitor = planted' >> .git/config; echo planted > .git/hooks/pre-commit; "
+        "echo ref > .git/ORIG_HEAD && echo WROTE-REF"
+    )
+    result = await run(BASH, ctx, "bash", command=command)
+    assert (git / "config").read_text() == "[core]\n"
+    assert not (git / "hooks" / "pre-commit").exists()
+    assert "WROTE-REF" in result.text and (git / "ORIG_HEAD").read_text() == "ref\n"

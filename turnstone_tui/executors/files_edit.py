@@ -17,7 +17,7 @@ from ..core.checkpoints import read_snapshot
 from ..core.tools import Preparer, ToolContext, error_item, require_str
 from ..core.types import ExecContext, PreparedItem, Subject, ToolResult
 from .files_read import FileProblem, diff_stats, join_diff_lines, read_text, unified_diff
-from .path_policy import outside_workspace, real_path, secret_refusal, secret_store
+from .path_policy import outside_workspace, real_path, runs_code_in_git, secret_refusal, secret_store
 
 NEW_FILE_PREVIEW_LINES = 400
 RESULT_DIFF_CHARS = 8000
@@ -180,7 +180,9 @@ async def prepare_write_file(ctx: ToolContext, call_id: str, args: dict[str, Any
         preview=preview,
         execute=execute,
         preview_kind="diff",
-        subject=Subject(paths=(str(path),), workspace_edit=not outside),
+        subject=Subject(
+            paths=(str(path),), workspace_edit=not outside and not runs_code_in_git(path, ctx.cwd)
+        ),
     )
 
 
@@ -396,7 +398,10 @@ async def prepare_edit_file(ctx: ToolContext, call_id: str, args: dict[str, Any]
         preview=diff,
         execute=execute,
         preview_kind="diff",
-        subject=Subject(paths=(str(real),), workspace_edit=not outside_workspace(real, ctx.cwd)),
+        subject=Subject(
+            paths=(str(real),),
+            workspace_edit=not outside_workspace(real, ctx.cwd) and not runs_code_in_git(real, ctx.cwd),
+        ),
     )
 
 

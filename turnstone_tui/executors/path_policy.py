@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..sandbox.secrets import SECRET_FILES, secret_dirs
+from ..sandbox.secrets import GIT_CODE_PATHS, SECRET_FILES, secret_dirs
 
 _ENV_EXAMPLES = frozenset({".env.example", ".env.sample", ".env.template", ".env.dist"})
 _PROCESS_SECRETS = frozenset({"environ", "mem"})
@@ -60,3 +60,13 @@ def secret_refusal(tool: str, shown: str, store: str) -> str:
         f"{tool}: refused: {shown} is in a secret store ({store}); keys and tokens must not enter the "
         "conversation. Ask the user for what you need from it."
     )
+
+
+def runs_code_in_git(real: Path, workspace: Path) -> bool:
+    """Is ``real`` the workspace repository's ``.git/config`` or in ``.git/hooks`` (what git runs)?
+    An edit there is never a plain workspace edit: accept-edits and full-auto ask for it."""
+    try:
+        parts = real.relative_to(real_path(workspace)).parts
+    except ValueError:
+        return False
+    return len(parts) >= 2 and parts[0] == ".git" and parts[1] in GIT_CODE_PATHS

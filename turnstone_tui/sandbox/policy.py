@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .bwrap import confine, support
-from .secrets import hidden_paths
+from .secrets import git_code_paths, hidden_paths
 
 MODES = ("auto", "off")
 
@@ -55,7 +55,10 @@ def plan(
     if not found.available:
         return RunPlan(list(argv), False, f"not sandboxed: {found.reason}")
     paths = [Path(cwd), *(Path(p) for p in writable), *(Path(p).expanduser() for p in policy.writable)]
-    hidden = hidden_paths(policy.hidden)
+    hidden_dirs, hidden_files, kept = hidden_paths(policy.hidden)
+    for folder in paths:  # a writable repository's hooks and config stay read-only
+        kept += [p.resolve() for p in git_code_paths(folder.resolve())]
+    hidden = (hidden_dirs, hidden_files, kept)
     wrapped = confine(
         argv, cwd=Path(cwd), writable=paths, network=net, bwrap=found.bwrap, readable=readable, hidden=hidden
     )

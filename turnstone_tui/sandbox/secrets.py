@@ -49,6 +49,20 @@ def secret_dirs() -> list[tuple[str, Path]]:
     return [(shown, Path(shown).expanduser()) for shown in SECRET_DIRS] + app_dirs()
 
 
+GIT_CODE_PATHS = ("config", "hooks")
+"""What in a repository's ``.git`` makes git run code (hooks, ``core.fsmonitor``, ``core.hooksPath``,
+aliases, filters): read-only for sandboxed commands, and edits to them ask, so a command cannot plant
+code that runs outside the sandbox the next time the user runs git."""
+
+
+def git_code_paths(folder: Path) -> list[Path]:
+    """The existing ``GIT_CODE_PATHS`` of the repository whose work tree is ``folder``. Blocking."""
+    git = folder / ".git"
+    if not git.is_dir() or git.is_symlink():
+        return []
+    return [git / name for name in GIT_CODE_PATHS if (git / name).exists() or (git / name).is_symlink()]
+
+
 def runtime_dirs() -> list[Path]:
     """The user's runtime dir(s): ``$XDG_RUNTIME_DIR`` and ``/run/user/UID``."""
     found = [Path(f"/run/user/{os.getuid()}")]
