@@ -177,6 +177,13 @@ OPTIONS_AND_WRAPPERS = [
     "systemd-run --user rm -rf /",
     "at now <<< 'rm -rf /'",
     "echo 'rm -rf /' | batch",
+    "cp /dev/zero /dev/sda",
+    "truncate -s0 /dev/nvme0n1",
+    "install -m 600 zeros.img /dev/sdb",
+    "find . -maxdepth 0 -fprint /dev/sda",
+    "mv ~ /tmp/gone",
+    "mv /etc /tmp/etc-old",
+    "rsync -a --delete /tmp/empty/ ~/",
 ]
 
 REFUSED = (
@@ -230,6 +237,12 @@ MENTIONS_ONLY = [
     "script -qc 'make' /dev/null",
     "at -f job.sh now",
     "parallel gzip ::: *.log",
+    "cp /dev/null empty.txt",
+    "dd if=/dev/sda of=disk.img",
+    "cp -r src/ /tmp/backup",
+    "mv build/ old-build/",
+    "rsync -a --delete src/ mirror/",
+    "find . -name '*.log' -fprint list.txt",
 ]
 
 

@@ -25,7 +25,8 @@ What cannot be analysed is refused:
 Refused families: recursive ``rm`` / ``chmod`` / ``chown`` / ``chgrp`` on ``/``, ``~`` or a system
 directory (also via globs, ``$X/*`` whose ``$X`` may be empty, ``cd / && rm -rf *``, ``xargs`` with
 operands from stdin, ``find -exec`` / ``-delete``), ``--no-preserve-root``; fork bombs; ``mkfs``,
-``dd of=``, redirects or ``tee`` onto block devices, ``/dev/mem``, ``/proc/sysrq-trigger``; kills of
+``dd of=``, redirects, ``tee``, ``truncate``, ``cp`` / ``mv`` / ``install`` / ``rsync`` / ``ln`` destinations
+or ``find -fprint`` onto block devices; ``mv`` of ``~`` or a system directory and ``rsync --delete`` into one; ``/dev/mem``, ``/proc/sysrq-trigger``; kills of
 every process (``kill -1``, ``killall5``); shutdown / reboot / suspend; inline interpreter code
 (``python3 -c``, ``perl -e``, ``node -e``, ``awk``) that runs commands, deletes files or kills.
 Text that only mentions such commands (``echo 'rm -rf /'``, heredoc data given to ``cat``) passes.
@@ -732,9 +733,22 @@ def _check_program(
         if devices or (name.startswith("mkfs") and not operands):
             target = devices[0] if devices and devices[0] else "a device"
             raise _Refused(f"refused: `{shown}` would format or wipe {target}")
-    elif name == "tee":
+    elif name == "tee" or name == "truncate":
         for a in operands:
             _check_redirect(">", a)
+    elif name in ("cp", "mv", "install", "rsync", "ln") and len(operands) >= 2:
+        _check_redirect(">", operands[-1])  # the destination (cp /dev/zero /dev/sda)
+        if name == "mv":
+            for source in operands[:-1]:
+                danger = _target_danger(source, state)
+                if danger:
+                    raise _Refused(
+                        f"refused: `{shown}` would move away {danger}: a root, home or system directory"
+                    )
+        if name == "rsync" and any(o.startswith("--delete") or o == "--remove-source-files" for o in options):
+            danger = _target_danger(operands[-1], state)
+            if danger:
+                raise _Refused(f"refused: `{shown}` would delete what is not in the source from {danger}")
     elif name in _POWER or (
         name in ("init", "telinit") and [o.value for o in operands[:1]] in (["0"], ["6"])
     ):
@@ -778,6 +792,9 @@ def _check_find(args: list[Word], state: _State, shown: str) -> None:
     dangerous = [d for d in (_target_danger(r, state) for r in roots) if d]
     if dangerous and any(a.value == "-delete" for a in expression):
         raise _Refused(f"refused: `{shown}` would delete files under {dangerous[0]}")
+    for k, a in enumerate(expression[:-1]):
+        if a.value in ("-fprint", "-fprint0", "-fprintf", "-fls"):
+            _check_redirect(">", expression[k + 1])
     j = 0
     while j < len(expression):
         if expression[j].value in ("-exec", "-execdir", "-ok", "-okdir"):
