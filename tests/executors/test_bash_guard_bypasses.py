@@ -184,6 +184,11 @@ OPTIONS_AND_WRAPPERS = [
     "mv ~ /tmp/gone",
     "mv /etc /tmp/etc-old",
     "rsync -a --delete /tmp/empty/ ~/",
+    # arithmetic injection: the value's array subscript runs when bash evaluates it
+    "x=a[\\$\\(rm\\ -rf\\ /\\)]; let y=x",
+    "x=a[\\$\\(rm\\ -rf\\ /\\)]; echo ${arr[x]}",
+    "let y=a[\\$\\(rm\\ -rf\\ /\\)]",
+    "declare -i y=a[\\`rm\\ -rf\\ /\\`]",
 ]
 
 REFUSED = (
@@ -243,6 +248,8 @@ MENTIONS_ONLY = [
     "mv build/ old-build/",
     "rsync -a --delete src/ mirror/",
     "find . -name '*.log' -fprint list.txt",
+    "let i=i+1",
+    "declare -i n=5; export PATH=$PATH:~/bin",
 ]
 
 

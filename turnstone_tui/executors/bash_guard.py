@@ -159,6 +159,10 @@ _FALLBACK_RISKY = (
                "init", "telinit", "systemctl", "loginctl", "alias", "source", ".", "trap", "find", "tee"})
     | _DISK_TOOLS | _POWER | _SHELLS
 )  # fmt: skip
+# Bash evaluates a variable's value as arithmetic in let / declare -i / (( )) / ${a[x]} ..., and
+# an array subscript in it runs its $(...): x=a[\$\(cmd\)]; let y=x runs cmd. The literal values
+# of assignments and of these builtins' arguments are checked for such commands.
+_ARITHMETIC = frozenset({"let", "declare", "typeset", "local", "export", "readonly"})
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=")
 _WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 _UNKNOWN = "<unknown>"
@@ -356,6 +360,7 @@ def _command(node: Any, source: str, state: _State, piped: bool) -> None:
             simple.words.append(_word(part, source))
         elif kind == "assignment":
             _substitutions(part, source, state)
+            _check_embedded(_word(part, source).value.partition("=")[2], state)  # see _ARITHMETIC
         elif kind == "redirect":
             heredoc = getattr(part, "heredoc", None)
             if heredoc is not None:
@@ -773,6 +778,9 @@ def _check_program(
         for a in operands:
             if "=" in a.value:
                 _check_string(a.value.split("=", 1)[1], a.dynamic, state, "alias")
+    elif name in _ARITHMETIC:
+        for a in args:
+            _check_embedded(a.value, state)
     elif name == "trap" and operands:
         _check_script(operands[0].value, state.depth + 1)
     elif _INTERPRETER.match(name):
