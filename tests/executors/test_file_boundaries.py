@@ -48,7 +48,8 @@ async def test_reads_outside_the_workspace_need_approval_and_show_the_real_path(
 @pytest.mark.parametrize(
     "relative",
     [".env", "app/.env.production", "home/.ssh/id_ed25519", "home/.aws/credentials", "home/.netrc",
-     "home/.config/turnstone/config.toml"],
+     "home/.config/turnstone/config.toml", "project/.git-credentials", "project/.netrc", "project/.pgpass",
+     "project/.pypirc"],
 )  # fmt: skip
 async def test_secret_stores_are_refused(
     tmp_path: Path, relative: str, monkeypatch: pytest.MonkeyPatch

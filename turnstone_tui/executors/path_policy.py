@@ -7,15 +7,15 @@ Secret stores (refused for read_file / diff_file / search, and for write_file): 
 ``~/.aws``, ``~/.gnupg``, ``~/.kube``, ``~/.docker``, ``~/.azure``, ``~/.config/gcloud``,
 ``~/.config/gh``, turnstone's own config and data dirs (config, tokens, the database; where
 platformdirs puts them, ``$XDG_CONFIG_HOME`` / ``$XDG_DATA_HOME`` honoured; ``sandbox/secrets.py``),
-``~/.netrc``, ``~/.git-credentials``, ``~/.pgpass``, ``~/.npmrc``, ``~/.pypirc``, the config file in
-use, ``.env`` / ``.env.*`` files anywhere (except ``.env.example`` / ``.sample`` / ``.template``), and
+``~/.netrc``, ``~/.git-credentials``, ``~/.pgpass``, ``~/.npmrc``, ``~/.pypirc`` (and ``.netrc``,
+``.git-credentials``, ``.pgpass``, ``.pypirc`` files anywhere), the config file in use, ``.env`` / ``.env.*`` files anywhere (except ``.env.example`` / ``.sample`` / ``.template``), and
 a process's environment and memory (``/proc/PID/environ``, ``/proc/PID/mem``, ``/proc/self/...``:
 the app's own environment holds its API keys).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..sandbox.secrets import GIT_CODE_PATHS, SECRET_FILES, secret_dirs
@@ -30,24 +30,39 @@ def real_path(path: Path) -> Path:
     return path.resolve(strict=False)
 
 
+_CREDENTIAL_FILES = frozenset({".netrc", ".git-credentials", ".pgpass", ".pypirc"})
+
+
+def secret_checker(extra: Iterable[Path | None] = ()) -> Callable[[Path], str | None]:
+    """``secret_store`` with the stores' real paths resolved once (blocking: a few stats), for many
+    paths in a row (a search's results)."""
+    dirs = [(shown, real_path(path)) for shown, path in secret_dirs()]
+    files = {real_path(Path(shown).expanduser()): shown for shown in SECRET_FILES}
+    for path in extra:
+        if path is not None:
+            files.setdefault(real_path(Path(path)), "turnstone's config file")
+
+    def check(real: Path) -> str | None:
+        name = real.name
+        if (name == ".env" or name.startswith(".env.")) and name not in _ENV_EXAMPLES:
+            return ".env file"
+        if name in _PROCESS_SECRETS and _PROC in real.parents:
+            return f"a process's {'environment' if name == 'environ' else 'memory'} (/proc/PID/{name})"
+        for shown, base in dirs:
+            if real == base or base in real.parents:
+                return shown
+        if real in files:
+            return files[real]
+        if name in _CREDENTIAL_FILES:
+            return f"{name} file"
+        return None
+
+    return check
+
+
 def secret_store(real: Path, extra: Iterable[Path | None] = ()) -> str | None:
     """The secret store ``real`` lies in (as the README names it), or None."""
-    name = real.name
-    if (name == ".env" or name.startswith(".env.")) and name not in _ENV_EXAMPLES:
-        return ".env file"
-    if name in _PROCESS_SECRETS and _PROC in real.parents:
-        return f"a process's {'environment' if name == 'environ' else 'memory'} (/proc/PID/{name})"
-    for shown, path in secret_dirs():
-        base = real_path(path)
-        if real == base or base in real.parents:
-            return shown
-    for shown in SECRET_FILES:
-        if real == real_path(Path(shown).expanduser()):
-            return shown
-    for path in extra:
-        if path is not None and real == real_path(Path(path)):
-            return "turnstone's config file"
-    return None
+    return secret_checker(extra)(real)
 
 
 def outside_workspace(real: Path, workspace: Path) -> bool:

@@ -24,7 +24,7 @@ from ..core.child_env import scrubbed_env
 from ..core.tools import Preparer, ToolContext, error_item, require_str
 from ..core.truncate import HeadTailBuffer
 from ..core.types import ExecContext, PreparedItem, Subject, ToolResult
-from .path_policy import outside_workspace, real_path, secret_refusal, secret_store
+from .path_policy import outside_workspace, real_path, secret_checker, secret_refusal, secret_store
 from .proc_group import BufferSink, run_process
 
 MAX_MATCH_LINES = 500
@@ -153,10 +153,10 @@ async def prepare_search(ctx: ToolContext, call_id: str, args: dict[str, Any]) -
     cwd = ctx.cwd
     timeout = ctx.config.tools.timeout
     outside = outside_workspace(real, cwd)
-    config_path = ctx.config.path
+    secret = await asyncio.to_thread(secret_checker, [ctx.config.path])
 
     def is_secret(found: str) -> bool:
-        return secret_store(real_path(cwd / found), [config_path]) is not None
+        return secret(real_path(cwd / found)) is not None
 
     async def execute(exec_ctx: ExecContext) -> ToolResult:
         result = await run_search(query, path_arg, cwd, timeout, is_secret)
