@@ -410,3 +410,18 @@ async def test_read_file_cuts_an_enormous_line(tmp_path: Path) -> None:
     first, second = result.text.splitlines()[:2]
     assert first.endswith("[... line cut: 3,000,000 characters]") and len(first) < 2100
     assert second == "     2\tsecond"
+
+
+async def test_replace_all_refuses_a_result_too_big_before_building_it(tmp_path: Path) -> None:
+    """replace_all multiplies: a read log with 10**5 "e" and a 4 MB new_string (the argument limit)
+    would be 400 GB, built at prepare time, before any approval: the app died. The size is checked
+    from the count first."""
+    (tmp_path / "big.log").write_text("e\n" * 50_000)
+    ctx = make_ctx(tmp_path)
+    ctx.read_tracker.record(tmp_path / "big.log")
+    item = await prepare(
+        PREPARERS, ctx, "edit_file", path="big.log", old_string="e", new_string="x" * 1000, replace_all=True
+    )
+    assert item.error is not None and "would make the file 50,050,000 characters long" in item.error
+    assert item.execute is None
+    assert (tmp_path / "big.log").read_text() == "e\n" * 50_000

@@ -300,10 +300,16 @@ def plan_edit(text: str, args: dict[str, Any]) -> tuple[str, str]:
         edit = _parse_edit(args, "")
         if replace_all:
             edit = _adapt_newlines(text, edit)
-            count = len(_occurrences(text, edit.old))
+            count = text.count(edit.old)
             if count == 0:
                 raise EditProblem(
                     "old_string not found in the file (it must match exactly, whitespace included)"
+                )
+            size = len(text) + count * (len(edit.new) - len(edit.old))
+            if size > MAX_EDIT_FILE_BYTES:  # checked before it is built: 10**5 hits x 1 MB would be 100 GB
+                raise EditProblem(
+                    f"replacing {count:,} occurrence(s) would make the file {size:,} characters long (the limit "
+                    f"is {MAX_EDIT_FILE_BYTES:,}); nothing was changed"
                 )
             return text.replace(edit.old, edit.new), f"replace_all: {count} occurrence(s) replaced"
         pos, edit = _locate(text, edit, "")
