@@ -11,10 +11,10 @@ from textual.markup import escape
 from textual.message import Message
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer
 
 from ..core.resources import styles_dir
 from ..widgets.chat_view import ChatView, NewOutputMarker
+from ..widgets.footer import Footer
 from ..widgets.prompt_input import PromptArea, PromptCompleter, PromptInput
 from ..widgets.status_bar import StatusBar
 
