@@ -243,6 +243,27 @@ async def test_a_finished_answer_is_split_into_chunks_that_render_the_same(small
 # --- virtualising and following ----------------------------------------------------------------
 
 
+async def test_an_answer_of_one_chunk_is_left_to_the_chat_not_virtualised() -> None:
+    """Pinning a chunk's height and hiding it far from the view is for long answers (a column of
+    chunks beside a streaming one). A short answer's only chunk is never pinned: each pin, check
+    and hide costs the chat a layout, and a whole entry far from the view leaves the DOM anyway."""
+    app = ChatApp()
+    async with app.run_test(size=(80, 12)) as pilot:
+        chat = app.query_one(ChatView)
+        shorts = [
+            await add_whole(pilot, chat, f"Answer {n}.\n\n- a point\n- another", one_document=True)
+            for n in range(6)
+        ]
+        streamed = await stream_into(chat, "A streamed one.\n\nWith a second paragraph.")
+        await settle(pilot, streamed)
+        for _ in range(10):
+            await pilot.pause(0.02)
+        for message in [*shorts, streamed]:
+            assert len(message.chunks) == 1 and message.chunks[0].frozen
+            assert not message.chunks[0].pinned and not message.chunks[0].virtualised
+        assert chat.virtualised_chunks == 0
+
+
 async def test_a_long_answer_keeps_only_what_is_near_the_viewport_laid_out(small_chunks: None) -> None:
     source = long_answer(60)
     app = ChatApp()

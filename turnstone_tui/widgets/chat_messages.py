@@ -113,8 +113,9 @@ class AssistantMessage(Widget):
     def on_mount(self) -> None:
         if self.finished:
             self.chunks[0].trim_leading_heading()
-            for chunk in self.chunks:
-                chunk.freeze()
+            chunks = self.chunks
+            for chunk in chunks:
+                chunk.freeze(virtualise=len(chunks) > 1)
 
     async def append(self, text: str) -> None:
         """Append a fragment of the answer."""
@@ -166,7 +167,8 @@ class AssistantMessage(Widget):
         await self._flush()
         self.finished = True
         async with self._flush_lock:
-            await self.chunks[-1].retire()
+            chunks = self.chunks
+            await chunks[-1].retire(virtualise=len(chunks) > 1)
             self.chunks[0].trim_leading_heading()
 
 

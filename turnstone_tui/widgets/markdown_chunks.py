@@ -202,7 +202,7 @@ class MarkdownChunk(Widget):
             self._stream = Markdown.get_stream(self.markdown)
         await self._stream.write(text)
 
-    async def retire(self) -> None:
+    async def retire(self, *, virtualise: bool = True) -> None:
         """No more text comes: let the stream hand over what it holds, then freeze."""
         await self._ready.wait()
         markdown = self.markdown
@@ -223,13 +223,18 @@ class MarkdownChunk(Widget):
                     raise
         if len(markdown.source) < len(self.source):  # (only after the timeout: never lose text)
             await markdown.append(self.source[len(markdown.source) :])
-        self.freeze()
+        self.freeze(virtualise=virtualise)
 
-    def freeze(self) -> None:
+    def freeze(self, *, virtualise: bool = True) -> None:
+        """No more text comes. ``virtualise``: tell the chat, which then pins the chunk's height
+        and hides its Markdown while it is far from the view. Not for the only chunk of an
+        answer: nothing streams beside it (the reason for pinning), and the chat already takes a
+        whole entry far from the view out of the DOM; each of those passes costs a layout."""
         if not self.frozen:
             self.frozen = True
-            # The sender must be the chunk: a message sent "by" its parent stops bubbling there.
-            self.post_message(self.Frozen(self).set_sender(self))
+            if virtualise:
+                # The sender must be the chunk: a message sent "by" its parent stops bubbling there.
+                self.post_message(self.Frozen(self).set_sender(self))
 
     def trim_leading_heading(self) -> bool:
         """An answer that opens with a heading: drop the heading's top margin (the chat already
