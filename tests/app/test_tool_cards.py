@@ -258,3 +258,20 @@ async def test_a_status_change_restyles_the_card_once() -> None:
         assert restyled.count(card) == 1
         await pilot.pause()
         assert card.has_class("-ok") and not card.has_class("-running")
+
+
+async def test_a_card_shows_how_long_the_call_ran_not_when_the_screen_saw_it() -> None:
+    """The engine measures each call (ToolResult.elapsed); the card shows that, not the time
+    between the screen marking it running and finished, which on a busy loop is late by varying
+    amounts (four sleep 1 calls showed 0.8-2.0 s)."""
+    app = Cards()
+    async with app.run_test(size=(80, 30)) as pilot:
+        card = app.query_one("#first", ToolCard)
+        card.mark_running()  # the screen got to it late: the call had already run a while
+        card.set_result(ToolResult("ok\n[exit code: 0]", process=ProcessOutcome(0), elapsed=1.0), ["ok"])
+        await pilot.pause()
+        assert card.elapsed == pytest.approx(1.0)
+        assert any("exit 0 · 1.0s" in row for row in screen_text(app))
+        # A card drawn again from its recipe (scrolled back to) shows the same.
+        again = card.recipe()()
+        assert again.elapsed == pytest.approx(1.0)

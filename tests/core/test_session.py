@@ -549,3 +549,20 @@ async def test_a_running_sub_agent_follows_a_mode_change_at_once(model_server, t
     assert "call_task" in asked and "call_a" not in asked  # accept-edits: the first write ran unasked
     assert "call_b" in asked  # default again: the second asks
     assert (tmp_path / "b.txt").read_text() == "b\n"  # approved (the default answer)
+
+
+async def test_each_executed_result_carries_how_long_the_call_ran(model_server, tmp_path) -> None:
+    """ToolResult.elapsed: measured by the engine around the call (the cards show it); a call
+    refused before running has none."""
+    model_server.script(
+        [
+            Reply.tools([("bash", {"command": "sleep 0.3"}, "call_sleep"), ("nope_tool", {}, "call_bad")]),
+            Reply.text("Done."),
+        ]
+    )
+    ui = RecordingUI()
+    session = await new_session(make_config(model_server, tmp_path), ui, tmp_path, skip_permissions=True)
+    await session.send("go")
+    ran = ui.results["call_sleep"][1]
+    assert ran.elapsed is not None and ran.elapsed >= 0.3
+    assert ui.results["call_bad"][1].elapsed is None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -345,6 +346,7 @@ class ToolPipeline:
                 log.exception("the front end failed to show output of %s", call_id)
 
         assert item.execute is not None
+        started = time.monotonic()
         try:
             ui.on_tool_start(item)
             result = await item.execute(ExecContext(call_id=call_id, emit_lines=emit_lines))
@@ -355,6 +357,8 @@ class ToolPipeline:
             result = ToolResult(f"{item.func_name} failed: {type(exc).__name__}: {exc}", is_error=True)
         if not isinstance(result, ToolResult):
             result = ToolResult(str(result))
+        if result.elapsed is None:  # how long it ran, not how late a busy screen showed it
+            result.elapsed = time.monotonic() - started
         text = result.text if isinstance(result.text, str) else str(result.text)
         result.text = clean_text(truncate_output(text, self.truncation))
         return result

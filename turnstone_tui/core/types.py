@@ -73,6 +73,8 @@ class ToolResult:
     # None: OK or ERROR, from is_error.
     status: ToolStatus | None = None
     process: ProcessOutcome | None = None
+    # Seconds the call ran, measured by the engine around its execution (None: not executed).
+    elapsed: float | None = None
 
     def __post_init__(self) -> None:
         if self.status is None:

@@ -245,6 +245,10 @@ class ToolCard(Vertical, can_focus=True):
         self, status: CardStatus, label: str, result: ToolResult, output_lines: list[str] | None
     ) -> None:
         self.finished_at = clock.now()
+        if result.elapsed is not None and not clock.is_frozen():
+            # The engine's measure: the card was marked running and finished when the screen got
+            # to it, which on a busy loop is late by different amounts (a sleep 1 showed 0.8-2.0 s).
+            self.started_at = self.finished_at - result.elapsed
         self.status = status
         self.status_label = label
         self.result = result
@@ -373,7 +377,6 @@ def _finished_card(
 ) -> ToolCard:
     card = ToolCard(item)
     if result is not None:
-        card.started_at = started_at
         card._finish(status, label, result, output_lines)
-        card.finished_at = finished_at
+        card.started_at, card.finished_at = started_at, finished_at  # as the live card showed them
     return card
