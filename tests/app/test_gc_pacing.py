@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 from collections.abc import Iterator
 
 import pytest
 
-from tests.app.helpers import send, start
+from tests.app.helpers import send, start, wait_until
 from tests.helpers.model_server import Reply, ScriptedModelServer
 from turnstone_tui.app import gc_pacing
 from turnstone_tui.app.app import TurnstoneApp
@@ -108,3 +109,45 @@ async def test_the_app_defers_during_a_turn_and_restores_after(
         assert gc.get_threshold() == normal
         assert app._gc.full_collections >= 1
     assert gc.get_freeze_count() == 0
+
+
+async def test_the_collection_after_a_turn_waits_for_the_frame_that_shows_the_answer(
+    app: TurnstoneApp, model_server: ScriptedModelServer, restore_gc: None
+) -> None:
+    """The answer is settled (its widgets hold all of it) before the frame that shows its end is
+    drawn; on a loaded machine that frame can come later than the end-of-turn check, and a full
+    collection (up to a second) must not go ahead of it. Frames are held here after the turn."""
+    model_server.script([Reply.text("the answer, at last", chunk_size=4, delay=0.01)])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await start(pilot)
+        screen = app.screen
+        collected_while_held: list[bool] = []
+        holding = False
+        real_turn_ended = app._gc.turn_ended
+
+        def turn_ended() -> None:
+            if app._gc.deferring:  # the end of a turn (not of the start-up)
+                collected_while_held.append(holding)
+            real_turn_ended()
+
+        app._gc.turn_ended = turn_ended  # type: ignore[method-assign]
+        timer = screen._update_timer
+        real_resume = timer.resume
+        finished = app.turns_finished
+        await send(pilot, "hi", wait=False)
+        # From the turn's end on, no frame is drawn until released (a slow frame).
+        for _ in range(3000):
+            if app.turns_finished > finished and not app.busy:
+                break
+            await asyncio.sleep(0.005)
+        assert app.turns_finished > finished
+        holding = True
+        timer.resume = lambda: None  # type: ignore[method-assign]
+        screen.refresh()
+        await asyncio.sleep(1.0)  # the end-of-turn check runs 0.2 s after the turn
+        assert collected_while_held == []
+        holding = False
+        timer.resume = real_resume  # type: ignore[method-assign]
+        real_resume()
+        await wait_until(pilot, lambda: collected_while_held, 15, "the collection")
+        assert collected_while_held == [False]

@@ -459,7 +459,14 @@ class TurnstoneApp(App[None]):
         if not self.applier.caught_up or (answer is not None and not answer.settled):
             self.set_timer(0.2, self._collect_after_turn)  # the screen is still catching up
             return
-        self._gc.turn_ended()
+        # Settled means the answer's widgets hold all of it, not that the frame showing its end
+        # was drawn: on a loaded machine that frame can still be pending, and a full collection
+        # (up to a second) before it would hold the answer's last line off the screen.
+        self.call_after_refresh(self._collect_once_drawn)
+
+    def _collect_once_drawn(self) -> None:
+        if not self.busy:
+            self._gc.turn_ended()
 
     def watch_ready(self) -> None:
         self.refresh_bindings()
