@@ -11,13 +11,14 @@ The methods that touch files block: tools call them in their worker thread, the 
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import itertools
 import threading
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
+
+from .diffing import diff_lines
 
 UNDO_NOTE_KIND = "undo_note"
 """The kind of the user-role note that tells the model its changes were undone."""
@@ -212,11 +213,7 @@ def _diff(path: Path, current: bytes | None, restored: bytes | None) -> str:
         return data.decode("utf-8", errors="replace").splitlines(keepends=True) if data else []
 
     old, new = lines(current), lines(restored)
-    diff = list(
-        difflib.unified_diff(
-            old, new, f"a/{path.name}", "/dev/null" if restored is None else f"b/{path.name}"
-        )
-    )
+    diff = list(diff_lines(old, new, f"a/{path.name}", "/dev/null" if restored is None else f"b/{path.name}"))
     text = "".join(line if line.endswith("\n") else line + "\n" for line in diff[:MAX_DIFF_LINES])
     if len(diff) > MAX_DIFF_LINES:
         text += f"… {len(diff) - MAX_DIFF_LINES} more diff lines\n"

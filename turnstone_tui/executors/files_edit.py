@@ -136,7 +136,8 @@ async def prepare_write_file(ctx: ToolContext, call_id: str, args: dict[str, Any
         header = f"write_file: {shown} (new file, {n_lines} lines)"
     else:
         new = old + content if mode == "append" else content
-        preview = unified_diff(old, new, f"a/{shown}", f"b/{shown}", 3, limit) or "(no change)"
+        diff = await asyncio.to_thread(unified_diff, old, new, f"a/{shown}", f"b/{shown}", 3, limit)
+        preview = diff or "(no change)"
         added, removed = diff_stats(preview)
         header = f"write_file: {shown} ({mode}: +{added} -{removed})"
         if note:
@@ -355,11 +356,11 @@ async def prepare_edit_file(ctx: ToolContext, call_id: str, args: dict[str, Any]
         return error_item(call_id, name, args, f"edit_file: {reason}")
     try:
         original = await asyncio.to_thread(read_text, path, shown, MAX_EDIT_FILE_BYTES)
-        new_text, summary = plan_edit(original, args)
+        new_text, summary = await asyncio.to_thread(plan_edit, original, args)
     except (FileProblem, EditProblem) as exc:
         return error_item(call_id, name, args, f"edit_file: {shown}: {exc}")
     limit = ctx.config.tools.truncation
-    diff = unified_diff(original, new_text, f"a/{shown}", f"b/{shown}", 3, limit)
+    diff = await asyncio.to_thread(unified_diff, original, new_text, f"a/{shown}", f"b/{shown}", 3, limit)
     added, removed = diff_stats(diff)
     real = await asyncio.to_thread(real_path, path)
 

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import difflib
 import struct
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..core.diffing import diff_lines
 from ..core.tools import Preparer, ToolContext, error_item, require_str
 from ..core.types import ExecContext, PreparedItem, Subject, ToolResult
 from .path_policy import outside_workspace, real_path, secret_refusal, secret_store
@@ -77,8 +77,8 @@ def read_text(path: Path, shown: str, max_bytes: int = MAX_DIFF_INPUT_BYTES) -> 
 
 def unified_diff(old: str, new: str, from_name: str, to_name: str, context: int = 3, limit: int = 0) -> str:
     """A unified diff of two texts; ``limit`` > 0 stops early with a notice once that many chars."""
-    lines = difflib.unified_diff(
-        old.splitlines(keepends=True), new.splitlines(keepends=True), from_name, to_name, n=context
+    lines = diff_lines(
+        old.splitlines(keepends=True), new.splitlines(keepends=True), from_name, to_name, context
     )
     return join_diff_lines(lines, limit)
 
