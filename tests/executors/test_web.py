@@ -480,3 +480,25 @@ async def test_a_session_judges_redirects_with_its_rules(
     result = ui.results["call_f"][1]
     assert result.is_error and result.text.startswith("web_fetch stopped:") and "not followed" in result.text
     assert other.requests == [] and [r.path for r in first.requests] == ["/go"]
+
+
+async def test_html_is_converted_off_the_event_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """html2text is pure Python: a 5 MB page (the size limit) took 8 s of CPU on the event loop,
+    the app frozen meanwhile. It runs in a worker thread now."""
+    import threading
+
+    from turnstone_tui.executors import web
+
+    threads: list[str] = []
+    convert = web.html_to_text
+
+    def recording(html: str) -> str:
+        threads.append(threading.current_thread().name)
+        return convert(html)
+
+    monkeypatch.setattr(web, "html_to_text", recording)
+    with LocalServer({"/": page}) as server:
+        ctx = make_ctx(tmp_path, web_allow_hosts=frozenset({server.host_port}))
+        _, result = await fetch(ctx, f"{server.url}/")
+    assert result is not None and "7731" in result.text
+    assert threads and threads[0] != threading.main_thread().name

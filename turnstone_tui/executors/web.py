@@ -173,7 +173,7 @@ async def fetch_page(
             if content_type in ("text/html", "application/xhtml+xml") or (
                 not content_type and "<html" in text[:2000].lower()
             ):
-                text = html_to_text(text)
+                text = await asyncio.to_thread(html_to_text, text)  # 5 MB of HTML: seconds of CPU
             return current, content_type, text, truncated
         raise FetchError(f"too many redirects (more than {MAX_REDIRECTS})")
 
