@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.executors.exec_helpers import execute, make_ctx, prepare, run
-from turnstone_tui.executors.search import MAX_MATCH_LINES, PREPARERS
+from turnstone_tui.executors.search import MAX_MATCH_LINES, PREPARERS, MatchSink
 
 pytestmark = pytest.mark.timeout(30)
 
@@ -108,3 +108,20 @@ async def test_gitignored_files_skipped_by_ripgrep_are_named(tmp_path: Path) -> 
     result = await run(PREPARERS, make_ctx(tmp_path), "search", query="needle")
     assert "src.txt:1:needle kept" in result.text and "needle ignored" not in result.text
     assert "not searched: files excluded by .gitignore" in result.text
+
+
+def test_the_secret_filter_judges_only_the_files_of_lines_it_may_show() -> None:
+    """Each judged file costs a path resolution on the event loop: past the shown lines the rest are
+    only counted (it resolved every matching file of the tree before)."""
+    judged: list[str] = []
+
+    def is_secret(name: str) -> bool:
+        judged.append(name)
+        return name.endswith(".env")
+
+    sink = MatchSink(max_lines=10, is_secret=is_secret)
+    sink.feed("".join(f"f{i}.txt\x001:hit\n" for i in range(5)) + "a/.env\x001:KEY=sk\n")
+    sink.feed("".join(f"g{i}.txt\x001:hit\n" for i in range(5_000)))
+    assert len(sink.kept) == 10 and sink.hidden == 1 and "sk" not in "".join(sink.kept)
+    assert sink.total == 5_005
+    assert len(judged) == 6 + 5  # the first chunk, then the 5 lines that filled the list

@@ -92,22 +92,22 @@ class MatchSink:
 
     def feed(self, text: str) -> None:
         lines = text[:-1].split("\n") if text.endswith("\n") else text.split("\n")
-        shown: list[str] = []
-        for line in lines:
+        room = self.max_lines - len(self.kept)
+        for k, line in enumerate(lines):
+            if room <= 0:  # only counted from here: no file to judge (it costs a resolve on the loop)
+                self.total += len(lines) - k
+                return
             visible = self._visible(line)
             if visible is None:
                 self.hidden += 1
-            else:
-                shown.append(visible)
-        lines = shown
-        self.total += len(lines)
-        room = self.max_lines - len(self.kept)
-        for line in lines[: max(room, 0)]:
-            if line.startswith("./"):
-                line = line[2:]
-            if len(line) > MAX_LINE_CHARS:
-                line = line[:MAX_LINE_CHARS] + " [... line cut]"
-            self.kept.append(line)
+                continue
+            self.total += 1
+            room -= 1
+            if visible.startswith("./"):
+                visible = visible[2:]
+            if len(visible) > MAX_LINE_CHARS:
+                visible = visible[:MAX_LINE_CHARS] + " [... line cut]"
+            self.kept.append(visible)
 
 
 def search_command(query: str, path_arg: str) -> list[str]:
