@@ -166,7 +166,12 @@ class Runtime:
         registry = default_registry()  # raises ToolDefinitionError naming a bad file
         if provider is None and options.defer_provider:  # first: it builds while storage opens
             start = not options.provider_build_on_request
-            provider = deferred_provider(config, provider_name(config), start=start)
+            # With the warm-up (the app), the legacy httpx is imported in the build, before any
+            # request: the openai SDK looks ``sys.modules["httpx"]`` up on every request and uses
+            # it if present, and the warm-up importing it in its thread at that moment failed
+            # the request ("partially initialized module 'httpx' has no attribute 'Timeout'").
+            preload = ("httpx",) if options.warm_imports else ()
+            provider = deferred_provider(config, provider_name(config), start=start, preload=preload)
         storage = await Storage.open(config.resolved_db_path())
         try:
             if provider is None:

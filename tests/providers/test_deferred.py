@@ -165,3 +165,37 @@ def test_the_import_warm_up_and_the_provider_build_never_import_at_once(
     release.set()
     warm.join(30)
     assert order == ["built", "warmed"]
+
+
+def test_the_app_provider_build_imports_httpx_whole_before_any_request(
+    model_server: ScriptedModelServer, tmp_path
+) -> None:
+    """openai's httpx2 layer looks sys.modules['httpx'] up on every request and uses it if there:
+    the app's warm-up importing the legacy httpx in its thread at that moment failed the request
+    ('partially initialized module 'httpx' has no attribute 'Timeout''). The app's runtime (with
+    the warm-up) builds its provider with httpx imported whole; the SDK alone does not import it
+    (a fresh interpreter)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = (
+        "import asyncio, sys\n"
+        "from tests.helpers.scripted_config import scripted_config\n"
+        "from turnstone_tui.runtime import Runtime, RuntimeOptions\n"
+        f"config = scripted_config({model_server.openai_base_url!r}, {str(tmp_path / 't.db')!r}, api_key='k')\n"
+        "async def main():\n"
+        f"    options = RuntimeOptions(cwd={str(tmp_path)!r}, start_mcp=False, start_watches=False,\n"
+        "        defer_provider=True, provider_build_on_request=True, warm_imports=True)\n"
+        "    runtime = await Runtime.create(config, options=options)\n"
+        "    await runtime.provider.ready()\n"
+        "    module = sys.modules.get('httpx')\n"
+        "    print(module is not None and hasattr(module, 'Timeout'))\n"
+        "    await runtime.aclose()\n"
+        "asyncio.run(main())\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert result.stdout.strip().splitlines()[-1:] == ["True"], result.stdout[-500:] + result.stderr[-2000:]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import threading
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
@@ -32,11 +33,17 @@ half-initialised ("partially initialized module 'httpx' has no attribute 'URL'")
 build and so every request of the session."""
 
 
-def _build_alone(config: Config) -> Provider:
+def _build_alone(config: Config, preload: tuple[str, ...] = ()) -> Provider:
+    import importlib
+
     from .factory import create_provider
 
     with IMPORT_LOCK:
-        return create_provider(config)
+        provider = create_provider(config)
+        for name in preload:
+            with contextlib.suppress(ImportError):
+                importlib.import_module(name)
+        return provider
 
 
 DEFERRABLE = {"openai": openai_hosted_tool_search, "anthropic": anthropic_native_tool_search}
@@ -45,7 +52,12 @@ DEFERRABLE = {"openai": openai_hosted_tool_search, "anthropic": anthropic_native
 class DeferredProvider:
     """A Provider whose SDK loads in the background; see the module docstring."""
 
-    def __init__(self, config: Config, name: str, *, start: bool = True) -> None:
+    def __init__(
+        self, config: Config, name: str, *, start: bool = True, preload: tuple[str, ...] = ()
+    ) -> None:
+        """``preload``: modules imported with the SDK, before the build is done (and so before
+        any request; see ``Runtime``'s use)."""
+        self._preload = preload
         self.name = name
         self.model = config.model.name
         self.native_tool_search: bool | None = DEFERRABLE[name](self.model)
@@ -60,7 +72,7 @@ class DeferredProvider:
         if self._build is None:
             # a plain thread (not the loop's executor): it must not wait behind other blocking work
             pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="provider-build")
-            self._build = pool.submit(_build_alone, self._config)
+            self._build = pool.submit(_build_alone, self._config, self._preload)
             pool.shutdown(wait=False)
         return self._build
 
@@ -119,9 +131,11 @@ class DeferredProvider:
         return getattr(real, attribute)
 
 
-def deferred_provider(config: Config, name: str, *, start: bool = True) -> Provider | None:
+def deferred_provider(
+    config: Config, name: str, *, start: bool = True, preload: tuple[str, ...] = ()
+) -> Provider | None:
     """A DeferredProvider for ``name`` when it is one of the API providers, else None; with
     ``start=False`` its build waits for ``begin()`` or the first request."""
     if name not in DEFERRABLE:
         return None
-    return DeferredProvider(config, name, start=start)
+    return DeferredProvider(config, name, start=start, preload=preload)
