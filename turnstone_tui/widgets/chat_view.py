@@ -405,12 +405,16 @@ class ChatView(VerticalScroll, can_focus=True):
             self.call_after_refresh(self._manage_below)
 
     async def _manage_below(self) -> None:
-        """Mount held entries the view is coming to (a few per pass); else, while scrolled back,
-        let the finished entries far below the view leave the DOM."""
+        """While scrolled back, let the finished entries far above the view leave the DOM; mount
+        held entries the view is coming to (a few per pass); else, while scrolled back, let the
+        finished entries far below the view leave the DOM. One of these per pass."""
         try:
             arrangement = self._arrangement
             height = self.scrollable_content_region.height
             if arrangement is None or height <= 0 or not self.is_attached:
+                return
+            if self._scrolled_away and self._trim_above():
+                self.call_after_refresh(self._schedule_below)
                 return
             top = self.scroll_y - LOAD_MARGIN * height
             bottom = self.scroll_y + (1 + LOAD_MARGIN) * height
@@ -422,9 +426,6 @@ class ChatView(VerticalScroll, can_focus=True):
                         self.call_after_refresh(self._schedule_below)  # the next few
                         return
             if self._scrolled_away:
-                if self._trim_above():
-                    self.call_after_refresh(self._schedule_below)
-                    return
                 await self._hold_below(arrangement, self.scroll_y + (1 + KEEP_BELOW) * height)
         finally:
             self._below_pending = False
