@@ -5,10 +5,6 @@ composites every mounted widget, so a DOM that grows with the session makes ever
 The older entries are held here as :data:`Revive` callables (each holds the entry's text, not its
 widgets) and are mounted again, newest first, when the view scrolls up to them. A resumed session
 starts with its whole history here and only the last screenful mounted.
-
-While the view is scrolled back, finished entries far *below* it leave the DOM too: a run of them
-becomes one :class:`HeldBelow`, blank space of the height they had (so the scroll bar and the
-view do not move), and they are mounted again, in order, as the view comes down to them.
 """
 
 from __future__ import annotations
@@ -75,49 +71,6 @@ class OlderEntries:
 
     def clear(self) -> None:
         self._revives.clear()
-
-
-class HeldBelow(Widget):
-    """Finished entries below a scrolled-back view, out of the DOM: blank space as tall as they
-    were laid out (each entry's share: from its top to the next entry's top)."""
-
-    DEFAULT_CSS = """
-    HeldBelow { width: 1fr; height: 0; margin: 0; padding: 0; }
-    """
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._held: list[tuple[Revive, int]] = []
-
-    def __len__(self) -> int:
-        return len(self._held)
-
-    @property
-    def revives(self) -> list[Revive]:
-        return [revive for revive, _ in self._held]
-
-    @property
-    def held(self) -> list[tuple[Revive, int]]:
-        """The held entries with their heights, oldest first."""
-        return list(self._held)
-
-    @property
-    def held_height(self) -> int:
-        return sum(height for _, height in self._held)
-
-    def hold(self, entries: list[tuple[Revive, int]]) -> None:
-        """Hold ``entries`` (oldest first), replacing what was held."""
-        self._held = list(entries)
-        self.styles.height = self.held_height
-
-    def take_first(self, count: int) -> list[Revive]:
-        """The ``count`` oldest held entries (to be mounted just above this one)."""
-        taken, self._held = self._held[:count], self._held[count:]
-        self.styles.height = self.held_height
-        return [revive for revive, _ in taken]
-
-    def render(self) -> Content:
-        return Content("")
 
 
 class OlderMarker(Static):

@@ -5,11 +5,8 @@ Bounded, and nothing is lost: while the view follows the end, finished entries m
 they are kept as recipes (:mod:`.chat_history`) and mounted again, a few at a time, when the view
 scrolls up to within ``LOAD_MARGIN`` screens of the top. So each frame lays out about the same
 number of widgets at turn 300 as at turn 3. A resumed session mounts only its last entries the same
-way. While the view is scrolled back, finished entries more than ``KEEP_BELOW`` screens below it
-leave the DOM as well, as blank space of their height (:class:`.chat_history.HeldBelow`), and are
-mounted again as the view comes within ``LOAD_MARGIN`` screens of them: the DOM stays about as big
-wherever the view is. Entries that appear or leave above the view do not move what is on screen:
-the first visible entry keeps its place (see ``arrange``). Long answers are columns of Markdown chunks; frozen chunks
+way. Entries that appear or leave above the view do not move what is on screen: the first visible
+entry keeps its place (see ``arrange``). Long answers are columns of Markdown chunks; frozen chunks
 more than a screen away from the viewport are virtualised (kept as empty space of the same height),
 so a reflow touches only what is near.
 
@@ -34,7 +31,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from ..core.types import PreparedItem
-from .chat_history import HeldBelow, OlderEntries, OlderMarker, Revive, revival
+from .chat_history import OlderEntries, OlderMarker, Revive, revival
 from .chat_messages import (
     AssistantMessage,
     ErrorMessage,
@@ -58,10 +55,6 @@ LOAD_BATCH = 2
 """Entries mounted per step when the view scrolls up to them."""
 TRIM_BATCH = 4
 """Entries leave the DOM in groups of at least this many (one relayout for several)."""
-KEEP_BELOW = 4
-"""Screens of entries kept mounted below a scrolled-back view."""
-TAIL_KEEP = 8
-"""The last entries never leave the DOM below the view (the latest answer, running tools)."""
 
 
 class NewOutputMarker(Static):
@@ -124,7 +117,6 @@ class ChatView(VerticalScroll, can_focus=True):
         self._keep: tuple[Widget, int] | None = None
         self._load_pending = False
         self._trim_pending = False
-        self._below_pending = False
 
     def watch_virtual_size(self, virtual_size: Size) -> None:
         """The content grew (a message mounted, an answer streamed): follow it once it overflows.
@@ -132,7 +124,6 @@ class ChatView(VerticalScroll, can_focus=True):
         self._follow()
         self._schedule_virtualise()
         self._schedule_load()
-        self._schedule_below()
         if self._scrolled_away and self.scroll_y < self.max_scroll_y:
             self._set_unseen(True)
 
@@ -179,7 +170,6 @@ class ChatView(VerticalScroll, can_focus=True):
                 chunk.width_changed()
         self._schedule_virtualise()
         self._schedule_load()
-        self._schedule_below()
 
     # --- virtualising long answers ------------------------------------------------------------
 
@@ -197,7 +187,6 @@ class ChatView(VerticalScroll, can_focus=True):
         self._schedule_virtualise()
         self._note_view_top()
         self._schedule_load()
-        self._schedule_below()
         if self._scrolled_away and new_value >= self.max_scroll_y:
             self._resume_following()  # back at the bottom (Textual re-anchored on this change)
 
@@ -293,15 +282,14 @@ class ChatView(VerticalScroll, can_focus=True):
         # A little more than needed, so this happens once per ~10% of growth.
         self._retire(entries[: excess + self.max_widgets // 10])
 
-    def _trim_above(self) -> bool:
-        """While the view follows the end or is scrolled back: finished entries more than
-        ``KEEP_ABOVE`` screens above it leave the DOM (in groups, so it happens once per few
-        entries). True if some left."""
+    def _trim_above(self) -> None:
+        """While the view follows the end: finished entries more than ``KEEP_ABOVE`` screens
+        above it leave the DOM (in groups, so it happens once per few entries)."""
         self._trim_pending = False
         arrangement = self._arrangement
         height = self.scrollable_content_region.height
-        if arrangement is None or height <= 0 or not (self._at_end() or self._scrolled_away):
-            return False
+        if arrangement is None or height <= 0 or not self._at_end():
+            return
         limit = self.scroll_y - KEEP_ABOVE * height
         leaving: list[Widget] = []
         for placement in arrangement.placements:
@@ -313,8 +301,6 @@ class ChatView(VerticalScroll, can_focus=True):
             leaving.append(widget)
         if len(leaving) >= TRIM_BATCH:
             self._retire(leaving)
-            return True
-        return False
 
     def _retire(self, widgets: Sequence[Widget]) -> None:
         """Take the oldest ``widgets`` out of the DOM, keeping how to build them again. Stops at
@@ -323,10 +309,6 @@ class ChatView(VerticalScroll, can_focus=True):
         revives: list[Revive] = []
         leaving: list[Widget] = []
         for widget in widgets:
-            if isinstance(widget, HeldBelow):
-                revives.extend(widget.revives)
-                leaving.append(widget)
-                continue
             revive = revival(widget) if widget not in keep else None
             if revive is None:
                 break
@@ -395,93 +377,6 @@ class ChatView(VerticalScroll, can_focus=True):
             self._load_pending = False
         self.call_after_refresh(self._schedule_load)  # still near the top: the next few
 
-    # --- entries below a scrolled-back view -------------------------------------------------
-
-    def _schedule_below(self) -> None:
-        if self._below_pending or not self.is_mounted:
-            return
-        if self._scrolled_away or any(isinstance(child, HeldBelow) for child in self.children):
-            self._below_pending = True
-            self.call_after_refresh(self._manage_below)
-
-    async def _manage_below(self) -> None:
-        """While scrolled back, let the finished entries far above the view leave the DOM; mount
-        held entries the view is coming to (a few per pass); else, while scrolled back, let the
-        finished entries far below the view leave the DOM. One of these per pass."""
-        try:
-            arrangement = self._arrangement
-            height = self.scrollable_content_region.height
-            if arrangement is None or height <= 0 or not self.is_attached:
-                return
-            if self._scrolled_away and self._trim_above():
-                self.call_after_refresh(self._schedule_below)
-                return
-            top = self.scroll_y - LOAD_MARGIN * height
-            bottom = self.scroll_y + (1 + LOAD_MARGIN) * height
-            for placement in arrangement.placements:
-                held = placement.widget
-                if isinstance(held, HeldBelow) and held.parent is self:
-                    if placement.region.y < bottom and placement.region.bottom > top:
-                        await self._mount_held(held)
-                        self.call_after_refresh(self._schedule_below)  # the next few
-                        return
-            if self._scrolled_away:
-                await self._hold_below(arrangement, self.scroll_y + (1 + KEEP_BELOW) * height)
-        finally:
-            self._below_pending = False
-
-    async def _mount_held(self, held: HeldBelow) -> None:
-        widgets = [revive() for revive in held.take_first(LOAD_BATCH)]
-        for widget in widgets:
-            if isinstance(widget, ToolCard):
-                self._cards.setdefault(widget.item.call_id, widget)
-        await self.mount_all(widgets, before=held)
-        if not len(held):
-            await held.remove()
-
-    async def _hold_below(self, arrangement: DockArrangeResult, limit: float) -> None:
-        """The finished entries that start below ``limit`` leave the DOM (at least ``TRIM_BATCH``
-        of them, never the last ``TAIL_KEEP``), into one :class:`HeldBelow` as tall as they were."""
-        placements = [
-            p for p in arrangement.placements if p.widget.parent is self and p.widget is not self._marker
-        ]
-        stay = {self._assistant, self._reasoning, *self.entries[-TAIL_KEEP:]}
-        run: list[tuple[Widget, int]] = []
-        entries = 0
-        for index, placement in enumerate(placements):
-            widget = placement.widget
-            if placement.region.y < limit:
-                continue
-            if widget in stay or index + 1 >= len(placements):
-                break
-            if not isinstance(widget, HeldBelow):
-                if revival(widget) is None:
-                    break
-                entries += 1
-            run.append((widget, index))
-        if entries < TRIM_BATCH:
-            return
-        held_entries: list[tuple[Revive, int]] = []
-        for widget, index in run:
-            if isinstance(widget, HeldBelow):
-                held_entries.extend(widget.held)
-                continue
-            revive = revival(widget)
-            assert revive is not None
-            held_entries.append((revive, placements[index + 1].region.y - placements[index].region.y))
-        first = run[0][0]
-        leaving = [widget for widget, _ in run]
-        if isinstance(first, HeldBelow):
-            held, leaving = first, leaving[1:]
-        else:
-            held = HeldBelow()
-            await self.mount(held, before=first)
-        held.hold(held_entries)
-        for widget in leaving:
-            if isinstance(widget, ToolCard):
-                self._cards.pop(widget.item.call_id, None)
-        await self.remove_children(leaving)
-
     def _capture_view_top(self) -> None:
         """Remember the first entry on screen and its distance from the top of the view, so a
         change above it does not move it (see ``arrange``). Nothing to remember while the view
@@ -492,8 +387,6 @@ class ChatView(VerticalScroll, can_focus=True):
             return
         top = round(self.scroll_y)
         for placement in arrangement.placements:
-            if isinstance(placement.widget, HeldBelow):
-                continue  # blank space: entries mounted into it must not move the view
             if placement.region.bottom > top and placement.widget.parent is self:
                 self._keep = (placement.widget, placement.region.y - top)
                 return
