@@ -64,6 +64,19 @@ async def test_missing_path_and_empty_query(tmp_path: Path) -> None:
     assert item.error and "'query'" in item.error
 
 
+async def test_a_path_under_home_is_expanded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home, workspace = tmp_path / "home", tmp_path / "work"
+    (home / "notes").mkdir(parents=True)
+    workspace.mkdir()
+    (home / "notes" / "todo.txt").write_text("buy a needle\n")
+    monkeypatch.setenv("HOME", str(home))
+    item = await prepare(PREPARERS, make_ctx(workspace), "search", query="needle", path="~/notes")
+    assert item.needs_approval, "outside the workspace: asked first"
+    result = await execute(item)
+    assert not result.is_error, result.text
+    assert result.text == f"{home}/notes/todo.txt:1:buy a needle"
+
+
 async def test_pattern_starting_with_dash_is_a_pattern(tmp_path: Path) -> None:
     (tmp_path / "f.txt").write_text("x --verbose y\n")
     result = await run(PREPARERS, make_ctx(tmp_path), "search", query="--verbose")

@@ -158,8 +158,11 @@ async def prepare_search(ctx: ToolContext, call_id: str, args: dict[str, Any]) -
     def is_secret(found: str) -> bool:
         return secret(real_path(cwd / found)) is not None
 
+    # "~/x" is expanded here (no shell runs rg): rg would look for a folder named "~"
+    searched = str(target) if path_arg.startswith("~") else path_arg
+
     async def execute(exec_ctx: ExecContext) -> ToolResult:
-        result = await run_search(query, path_arg, cwd, timeout, is_secret)
+        result = await run_search(query, searched, cwd, timeout, is_secret)
         if shutil.which("rg") and not result.is_error:
             found = await asyncio.to_thread(ignore_files, target)
             if found:
