@@ -316,3 +316,27 @@ async def test_f2_moves_focus_into_the_panel_and_back(model_server, tmp_path: Pa
             assert app.query_one(McpPanel).server_tree.has_focus
     finally:
         await runtime.aclose()
+
+
+async def test_f2_with_no_servers_says_how_to_add_one(model_server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """F2 did nothing at all when no server was configured (its binding was hidden)."""
+    from tests.app.conftest import make_config
+    from turnstone_tui.app.app import TurnstoneApp
+    from turnstone_tui.runtime import Runtime, RuntimeOptions
+
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    options = RuntimeOptions(cwd=workdir, start_mcp=True, start_watches=False)
+    runtime = await Runtime.create(make_config(model_server, tmp_path), options=options)
+    try:
+        app = TurnstoneApp(runtime, cwd=workdir)
+        async with app.run_test(size=(120, 30)) as pilot:
+            await asyncio.wait_for(app.wait_ready(), 20)
+            await pilot.press("f2")
+            await wait_until(lambda: bool(app._notifications))
+            toasts = [n.message for n in app._notifications]
+            assert any("No MCP servers are configured" in t and "--mcp-config" in t for t in toasts), toasts
+            assert not app.query(McpPanel)
+            assert app.focused is app.prompt
+    finally:
+        await runtime.aclose()

@@ -48,6 +48,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 QUIT_CONFIRM_SECONDS = 2.0
+NO_MCP_SERVERS = (
+    "No MCP servers are configured. Add a [mcp.servers.NAME] table to config.toml, or start with"
+    " --mcp-config FILE (a standard mcpServers JSON file); `turnstone-tui mcp list` checks them."
+)
 RuntimeFactory = Callable[[], Awaitable["Runtime"]]
 StoredHistory = Callable[[], Awaitable[list[dict[str, Any]]]]
 
@@ -80,6 +84,8 @@ class TurnstoneApp(App[None]):
         Binding("ctrl+c", "ctrl_c", "Quit", show=False, priority=True),
         Binding("ctrl+q", "quit", "Quit", show=False, priority=True),
         Binding("f2", "toggle_mcp", "MCP panel"),
+        # Taken when the panel's binding is hidden (no servers): says how to add one.
+        Binding("f2", "mcp_help", show=False),
         Binding("f3", "inbox", "Inbox", show=False),
         Binding("f1", "help", "Help"),
         Binding("ctrl+l", "clear_screen", "Clear", show=False),
@@ -438,6 +444,8 @@ class TurnstoneApp(App[None]):
             return self.busy
         if action == "toggle_mcp":
             return self._has_mcp()
+        if action == "mcp_help":
+            return not self._has_mcp()
         return True
 
     def watch_busy(self, busy: bool) -> None:
@@ -526,6 +534,12 @@ class TurnstoneApp(App[None]):
     def action_toggle_mcp(self) -> None:
         self.toggle_mcp_panel()
 
+    def action_mcp_help(self) -> None:
+        if self.runtime is None:
+            self.notify("The session is still starting…", timeout=3)
+            return
+        self.notify(NO_MCP_SERVERS, title="MCP", severity="warning", timeout=8)
+
     def _has_mcp(self) -> bool:
         mcp = self.runtime.mcp if self.runtime is not None else None
         return mcp is not None and bool(mcp.statuses())
@@ -539,7 +553,7 @@ class TurnstoneApp(App[None]):
     def toggle_mcp_panel(self) -> None:
         runtime = self.runtime
         if runtime is None or runtime.mcp is None or not self._has_mcp():
-            self.notify("No MCP servers are configured.", severity="warning")
+            self.notify(NO_MCP_SERVERS, title="MCP", severity="warning", timeout=8)
             return
         self.main.toggle_mcp_panel(runtime.mcp)
 
