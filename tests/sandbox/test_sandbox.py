@@ -440,7 +440,7 @@ async def test_read_file_refuses_turnstones_dirs_where_xdg_puts_them(
 class UnixListener:
     """A unix-socket server on the host that counts the connections it gets."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path | str) -> None:  # a str starting with NUL: an abstract address
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self.sock.bind(str(path))
         self.sock.listen(8)
@@ -465,13 +465,29 @@ class UnixListener:
         self.sock.close()
 
 
+UNIX_PROBE = (
+    "import socket,sys\n"
+    "for a in sys.argv[1:]:\n"
+    "    try:\n"
+    "        s = socket.socket(socket.AF_UNIX); s.connect(a.replace('@', chr(0), 1)); print('CONNECTED', a)\n"
+    "    except OSError as e: print('REFUSED', a, e.strerror)\n"
+)
+
+
+async def _wait_for(listener: UnixListener, count: int) -> None:
+    deadline = time.monotonic() + 5
+    while listener.connections < count and time.monotonic() < deadline:  # noqa: ASYNC110
+        await asyncio.sleep(0.05)
+
+
 @needs_bwrap
 async def test_sandboxed_commands_cannot_reach_the_session_bus_or_other_user_services(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A read-only bind does not stop connect() on a unix socket: through the D-Bus session bus in
     $XDG_RUNTIME_DIR (systemd-run --user ...) a sandboxed command could start a process outside the
-    sandbox. The runtime dir is now hidden; a socket elsewhere stays reachable (the probe works)."""
+    sandbox. The runtime dir is hidden; so is any other socket (test below). Without the sandbox
+    the same probe reaches both (it works)."""
     import shutil
     import tempfile
 
@@ -483,20 +499,80 @@ async def test_sandboxed_commands_cannot_reach_the_session_bus_or_other_user_ser
         bus, other = UnixListener(runtime / "bus"), UnixListener(base / "other.sock")
         try:
             workspace, _ = dirs(tmp_path)
-            ctx = make_ctx(workspace, config=sandboxed_config())
-            probe = "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); print('CONNECTED', sys.argv[1])"
-            command = f'python3 -c "{probe}" {runtime / "bus"}; python3 -c "{probe}" {base / "other.sock"}'
-            result = await run(BASH, ctx, "bash", command=command)
-            deadline = time.monotonic() + 5
-            while other.connections == 0 and time.monotonic() < deadline:  # noqa: ASYNC110
-                await asyncio.sleep(0.05)
+            (workspace / "probe.py").write_text(UNIX_PROBE)
+            command = f"python3 probe.py {runtime / 'bus'} {base / 'other.sock'}"
+            result = await run(BASH, make_ctx(workspace, config=sandboxed_config()), "bash", command=command)
+            unconfined = Config()
+            unconfined.sandbox.mode = "off"
+            control = await run(BASH, make_ctx(workspace, config=unconfined), "bash", command=command)
+            await _wait_for(other, 1)
         finally:
             bus.close()
             other.close()
-        assert f"CONNECTED {base / 'other.sock'}" in result.text and other.connections == 1, result.text
-        assert f"CONNECTED {runtime / 'bus'}" not in result.text and bus.connections == 0, result.text
+        assert "CONNECTED" not in result.text, result.text
+        assert control.text.count("CONNECTED") == 2 and bus.connections == other.connections == 1, (
+            control.text
+        )
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+@needs_bwrap
+@pytest.mark.parametrize("network", ["off", "on"])
+async def test_no_unix_socket_of_the_host_is_reachable_from_the_sandbox(tmp_path: Path, network: str) -> None:
+    """Hiding sockets by list left every other host service reachable from a sandboxed command
+    (/run/postgresql, /var/run/*.sock, a socket in the workspace itself and, with the network on,
+    abstract sockets such as X11's). The sandbox now denies unix sockets themselves (seccomp):
+    a listener the test creates in the workspace, and an abstract one, get no connection; a
+    datagram socketpair (sendto any path) and io_uring (sockets past seccomp) are refused too,
+    while stream socketpairs (asyncio) and TCP on the loopback still work."""
+    import uuid
+
+    workspace, _ = dirs(tmp_path)
+    abstract = f"@turnstone-test-{uuid.uuid4().hex}"
+    in_workspace, hidden = UnixListener(workspace / "host.sock"), UnixListener(abstract.replace("@", "\0", 1))
+    probe = UNIX_PROBE + (
+        "import asyncio, ctypes, socket\n"
+        "try: socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM); print('DGRAM-PAIR')\n"
+        "except OSError as e: print('NO-DGRAM-PAIR', e.strerror)\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "print('IO_URING', libc.syscall(425, 1, None), ctypes.get_errno())\n"
+        "a, b = socket.socketpair(); a.send(b'x'); print('STREAM-PAIR', b.recv(1))\n"
+        "asyncio.run(asyncio.sleep(0)); print('ASYNCIO')\n"
+        "t = socket.create_server(('127.0.0.1', 0)); socket.create_connection(t.getsockname()); print('TCP')\n"
+    )
+    try:
+        (workspace / "probe.py").write_text(probe)
+        ctx = make_ctx(workspace, config=sandboxed_config(network))
+        result = await run(
+            BASH, ctx, "bash", command=f"python3 probe.py {workspace / 'host.sock'} {abstract}"
+        )
+        await asyncio.sleep(0.3)
+    finally:
+        in_workspace.close()
+        hidden.close()
+    assert "CONNECTED" not in result.text and in_workspace.connections == hidden.connections == 0, result.text
+    assert result.text.count("REFUSED") == 2 and "Permission denied" in result.text, result.text
+    assert "NO-DGRAM-PAIR" in result.text and "IO_URING -1 13" in result.text, result.text
+    assert "STREAM-PAIR b'x'" in result.text and "ASYNCIO" in result.text and "TCP" in result.text
+
+
+def test_the_seccomp_filter_is_a_valid_program_for_both_architectures() -> None:
+    """Every jump lands inside the program and it ends in a return (the kernel refuses it otherwise:
+    aarch64 is not run here, so its program is checked by shape)."""
+    import struct
+
+    from turnstone_tui.sandbox.seccomp import RET_K, program
+
+    for machine in ("x86_64", "aarch64"):
+        code = program(machine)
+        assert code is not None and len(code) % 8 == 0
+        ops = [struct.unpack("=HBBI", code[i : i + 8]) for i in range(0, len(code), 8)]
+        assert ops[-1][0] == RET_K
+        for pc, (op, jt, jf, _) in enumerate(ops):
+            if op & 0x07 == 0x05:  # a jump
+                assert pc + 1 + max(jt, jf) < len(ops)
+    assert program("riscv64") is None
 
 
 def test_a_hidden_folder_holding_the_workspace_is_not_hidden() -> None:

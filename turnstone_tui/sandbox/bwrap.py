@@ -11,6 +11,8 @@ The profile (``confine``):
 - the secret stores (``secrets.py``: ``~/.ssh``, ``~/.aws``, turnstone's config and data dirs, the
   config file ...) hidden under an empty tmpfs or /dev/null, as the file tools refuse them;
 - ``--unshare-net`` unless the network is allowed: only a loopback interface inside;
+- a seccomp filter (``seccomp.py``): no unix sockets, so no host service behind one, wherever its
+  socket lies (and abstract ones when the network namespace is shared);
 - ``--unshare-ipc --unshare-uts``, ``--die-with-parent`` (the sandbox dies with the agent),
   ``--chdir`` into the working directory. bwrap drops all capabilities and sets no_new_privs.
 
@@ -72,12 +74,14 @@ def confine(
     bwrap: str = "bwrap",
     readable: Sequence[Path] = (),
     hidden: tuple[Sequence[Path], Sequence[Path], Sequence[Path]] = ((), (), ()),
+    seccomp: Path | None = None,
 ) -> list[str]:
     """``argv`` wrapped in bwrap with the default profile; ``writable`` paths are bound read-write,
     ``readable`` ones under /tmp (e.g. the program's own files) read-only, both after the private /tmp.
     ``hidden`` (directories, files, kept: ``secrets.hidden_paths``) are mounted over last, even inside
     a writable path: an empty tmpfs on each directory, /dev/null on each file; ``kept`` (inside a hidden
-    directory) bound again read-only."""
+    directory) bound again read-only. ``seccomp``: the filter file (``seccomp.program_file``) that
+    bwrap loads before it runs ``argv`` (opened by a ``/bin/sh`` launcher in front of bwrap)."""
     out = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     shown: set[str] = set()
     for path in readable:
@@ -105,5 +109,9 @@ def confine(
     out += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent"]
     if not network:
         out.append("--unshare-net")
+    if seccomp is not None:
+        from .seccomp import FD, launcher
+
+        out = [*launcher(seccomp), *out, "--seccomp", str(FD)]
     out += ["--chdir", str(Path(cwd).resolve()), "--", *argv]
     return out

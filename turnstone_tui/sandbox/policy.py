@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .bwrap import confine, support
+from .seccomp import program_file
 from .secrets import git_code_paths, hidden_paths
 
 MODES = ("auto", "off")
@@ -60,7 +61,14 @@ def plan(
         kept += [p.resolve() for p in git_code_paths(folder.resolve())]
     hidden = (hidden_dirs, hidden_files, kept)
     wrapped = confine(
-        argv, cwd=Path(cwd), writable=paths, network=net, bwrap=found.bwrap, readable=readable, hidden=hidden
+        argv,
+        cwd=Path(cwd),
+        writable=paths,
+        network=net,
+        bwrap=found.bwrap,
+        readable=readable,
+        hidden=hidden,
+        seccomp=program_file(),
     )
     network_note = "network on" if net else "no network"
     return RunPlan(
