@@ -10,7 +10,7 @@ import pytest
 from tests.executors.local_http import LocalServer, Request, Response, make_ctx, run_item
 from tests.helpers.model_server import Reply, ScriptedModelServer
 from turnstone_tui.executors import ssrf
-from turnstone_tui.executors.web import MAX_BYTES, NOT_CONFIGURED, PREPARERS
+from turnstone_tui.executors.web import MAX_BYTES, NOT_CONFIGURED, PREPARERS, FetchError
 from turnstone_tui.providers.openai_provider import OpenAIProvider
 
 pytestmark = pytest.mark.timeout(30)
@@ -502,3 +502,47 @@ async def test_html_is_converted_off_the_event_loop(tmp_path: Path, monkeypatch:
         _, result = await fetch(ctx, f"{server.url}/")
     assert result is not None and "7731" in result.text
     assert threads and threads[0] != threading.main_thread().name
+
+
+async def test_a_compressed_page_is_inflated_no_further_than_the_size_limit(tmp_path: Path) -> None:
+    """httpx inflated each network chunk whole: a gzip body of 64 MB of zeros (64 KB on the wire)
+    came out 64 MB at once before the 5 MB cut (and 'gzip, gzip', which it decoded in turn, would
+    be 64 GB). The body is now inflated here, never past the limit; stacked or unknown encodings
+    are refused; an ordinary gzip or deflate page reads as before."""
+    import gzip
+    import tracemalloc
+    import zlib
+
+    from turnstone_tui.executors.web import fetch_page
+
+    bomb = gzip.compress(b"\0" * (64 * 1024 * 1024), compresslevel=9)
+    text = {"Content-Type": "text/plain"}
+    routes = {
+        "/bomb": lambda r: Response(200, bomb, {**text, "Content-Encoding": "gzip"}),
+        "/twice": lambda r: Response(200, gzip.compress(bomb), {**text, "Content-Encoding": "gzip, gzip"}),
+        "/br": lambda r: Response(200, b"x", {**text, "Content-Encoding": "br"}),
+        "/gzip": lambda r: Response(200, gzip.compress(b"plain words"), {**text, "Content-Encoding": "gzip"}),
+        "/deflate": lambda r: Response(
+            200, zlib.compress(b"zlib words"), {**text, "Content-Encoding": "deflate"}
+        ),
+        "/raw": lambda r: Response(
+            200, zlib.compress(b"raw words")[2:-4], {**text, "Content-Encoding": "deflate"}
+        ),
+    }
+    with LocalServer(routes) as server:
+        hosts = frozenset({server.host_port})
+        tracemalloc.start()
+        try:
+            _, _, page, truncated = await fetch_page(f"{server.url}/bomb", hosts)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert truncated and len(page) == MAX_BYTES
+        assert peak < 4 * MAX_BYTES, f"{peak:,} bytes allocated"  # 64 MB+ before
+        for path in ("/twice", "/br"):
+            with pytest.raises(FetchError, match="unsupported Content-Encoding"):
+                await fetch_page(f"{server.url}{path}", hosts)
+        assert server.requests[-1].headers["accept-encoding"] == "gzip, deflate"
+        for path, words in (("/gzip", "plain words"), ("/deflate", "zlib words"), ("/raw", "raw words")):
+            _, _, page, truncated = await fetch_page(f"{server.url}{path}", hosts)
+            assert page == words and not truncated

@@ -2,7 +2,8 @@
 
 web_fetch: GET with the SSRF guard of ``ssrf.py`` on the first URL and on every redirect hop
 (followed by hand, at most 5), connecting to the checked address itself (Host header and TLS
-SNI carry the real name), at most 5 MB and 30 s; HTML becomes text with html2text; then the
+SNI carry the real name), at most 5 MB and 30 s (the 5 MB are of the decoded page: a gzip or deflate
+body is inflated here, never past the limit; other or stacked encodings are refused); HTML becomes text with html2text; then the
 session's model answers the question from the text (without a provider, the text is returned).
 A hop to another domain is judged by the session's permission rules as the first URL was: a deny
 rule refuses it; a domain that would ask is not followed (the model is told to call web_fetch on
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import zlib
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import urljoin, urlsplit
@@ -110,6 +112,44 @@ def html_to_text(html: str) -> str:
     return converter.handle(html).strip()
 
 
+ACCEPT_ENCODING = "gzip, deflate"
+
+
+class BoundedDecoder:
+    """Decodes a body of one ``Content-Encoding`` (identity, gzip, deflate) and never produces more
+    than asked: httpx inflates each network chunk whole, so a 64 KB chunk of a gzip bomb became
+    64 MB at once, and ``gzip, gzip`` (which it decodes in turn) 64 GB."""
+
+    def __init__(self, header: str) -> None:
+        names = [n.strip().lower() for n in header.split(",") if n.strip().lower() not in ("", "identity")]
+        self._kind = names[0] if len(names) == 1 else "identity" if not names else ""
+        if self._kind == "x-gzip":
+            self._kind = "gzip"
+        if self._kind not in ("identity", "gzip", "deflate"):
+            raise FetchError(f"unsupported Content-Encoding {header!r} (only gzip or deflate, once)")
+        wbits = {"gzip": 16 + zlib.MAX_WBITS, "deflate": zlib.MAX_WBITS}.get(self._kind, 0)
+        self._inflate = zlib.decompressobj(wbits) if wbits else None
+        self._started = False
+
+    def feed(self, data: bytes, room: int) -> bytes:
+        """The decoded bytes of ``data``, at most ``room`` of them (the rest is dropped: the caller
+        stops at the limit)."""
+        if self._inflate is None:
+            return data[:room]
+        try:
+            try:
+                out = self._inflate.decompress(data, room)
+            except zlib.error:
+                if self._kind != "deflate" or self._started:
+                    raise
+                self._inflate = zlib.decompressobj(-zlib.MAX_WBITS)  # raw deflate, as some servers send
+                out = self._inflate.decompress(data, room)
+        except zlib.error as exc:
+            raise FetchError(f"the page's {self._kind} body cannot be decoded: {exc}") from None
+        self._started = True
+        return out
+
+
 async def _get_pinned(client: httpx.AsyncClient, target: Target) -> tuple[httpx.Response, bytes, bool]:
     """GET ``target`` at one of its checked addresses; returns (response, body up to MAX_BYTES, truncated)."""
     last_error: Exception | None = None
@@ -117,7 +157,12 @@ async def _get_pinned(client: httpx.AsyncClient, target: Target) -> tuple[httpx.
         request = client.build_request(
             "GET",
             target.pinned_url(address),
-            headers={"Host": target.host_header, "User-Agent": USER_AGENT, "Accept": "text/html,*/*;q=0.8"},
+            headers={
+                "Host": target.host_header,
+                "User-Agent": USER_AGENT,
+                "Accept": "text/html,*/*;q=0.8",
+                "Accept-Encoding": ACCEPT_ENCODING,
+            },
             extensions={"sni_hostname": target.host} if target.scheme == "https" else {},
         )
         try:
@@ -130,13 +175,15 @@ async def _get_pinned(client: httpx.AsyncClient, target: Target) -> tuple[httpx.
             size = 0
             truncated = False
             if not response.is_redirect:
-                async for chunk in response.aiter_bytes():
+                decoder = BoundedDecoder(response.headers.get("content-encoding", ""))
+                async for raw in response.aiter_raw():
+                    chunk = decoder.feed(raw, MAX_BYTES - size)
                     chunks.append(chunk)
                     size += len(chunk)
                     if size >= MAX_BYTES:
                         truncated = True
                         break
-            body = b"".join(chunks)[:MAX_BYTES]
+            body = b"".join(chunks)
         finally:
             await response.aclose()
         return response, body, truncated
