@@ -225,6 +225,8 @@ async def run_headless(cfg: Config, prompt: str, args: argparse.Namespace) -> in
         banner = runtime.provider.banner()
         if banner:
             ui.on_info(banner)
+        if runtime.model_notice:
+            ui.on_info(runtime.model_notice)
         if runtime.mcp is not None and runtime.mcp.statuses():
             await runtime.mcp.wait_ready(cfg.mcp.connect_timeout)
             for status in runtime.mcp.statuses():  # no browser here: say which server is unusable and why

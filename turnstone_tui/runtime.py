@@ -127,6 +127,27 @@ def _warm_imports() -> None:
         warm()
 
 
+async def _choose_missing_model(config: Config) -> tuple[Config, str]:
+    """No model configured: the one an OpenAI-compatible server offers when it serves exactly one
+    (else how to pick); the config to use and the notice for the user."""
+    from .providers.factory import provider_name
+
+    name = provider_name(config)
+    if name == "anthropic":
+        return (
+            config,
+            "No model is set: pick one with /model NAME, --model NAME or [model] name in config.toml.",
+        )
+    if name != "openai":
+        return config, ""
+    from .providers.model_discovery import discover_model
+
+    choice = await discover_model(config.api.base_url, config.api.api_key)
+    if choice.model:
+        config = dataclasses.replace(config, model=dataclasses.replace(config.model, name=choice.model))
+    return config, choice.notice
+
+
 class Runtime:
     def __init__(
         self,
@@ -153,6 +174,8 @@ class Runtime:
         self._provider_listeners: list[Callable[[Provider], None]] = []
         self._warm_timer: asyncio.TimerHandle | None = None
         self._inbox_listeners: list[Callable[[], None]] = []
+        self.model_notice = ""
+        """Said once at start when no model was configured (which one is used, or how to pick)."""
 
     @classmethod
     async def create(
@@ -164,6 +187,9 @@ class Runtime:
 
         options = options or RuntimeOptions()
         registry = default_registry()  # raises ToolDefinitionError naming a bad file
+        model_notice = ""
+        if provider is None and not config.model.name:
+            config, model_notice = await _choose_missing_model(config)
         if provider is None and options.defer_provider:  # first: it builds while storage opens
             start = not options.provider_build_on_request
             # With the warm-up (the app), the legacy httpx is imported in the build, before any
@@ -186,6 +212,7 @@ class Runtime:
         if options.start_mcp:
             mcp = await _start_mcp(config, options.mcp_config_path, options.cwd)
         runtime = cls(config, storage, provider, mcp=mcp, registry=registry, options=options)
+        runtime.model_notice = model_notice
         if mcp is not None:
             mcp.set_sampler(runtime.sample_for_mcp)
         if options.start_watches:

@@ -706,7 +706,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802
         self.server.owner._record(self, None)
         if self.path.rstrip("/").endswith("/models"):
-            self._json(200, {"object": "list", "data": [{"id": "scripted-model", "object": "model"}]})
+            models = [{"id": name, "object": "model"} for name in self.server.owner.served_models]
+            self._json(200, {"object": "list", "data": models})
         else:
             self._json(404, {"error": {"message": f"no such endpoint: GET {self.path}"}})
 
@@ -873,6 +874,8 @@ class ScriptedModelServer(_Addresses):
         self._stopping = threading.Event()
         self._requests_file = Path(requests_file) if requests_file else None
         self._streams: list[dict[str, float]] = []
+        self.served_models: list[str] = ["scripted-model"]
+        """What ``GET /v1/models`` lists."""
         self.missing: dict[str, int] = {}
         """Endpoints this server plays without, as a proxy that lacks them does: a POST to a path
         ending in a key (``"/responses"``) answers its status (404, 405) with a plain body and uses

@@ -125,6 +125,7 @@ class TurnstoneApp(App[None]):
         self.compaction: asyncio.Future[str] | None = None
         """A running /compact (esc cancels it)."""
         self._quit_armed_at: float | None = None
+        self._model_notice_shown = False
         self._engine_closed = False  # not `_closed`: that is MessagePump state
         self._queued = PromptQueue()
         self._remove_mcp_listener: Callable[[], None] | None = None
@@ -229,6 +230,9 @@ class TurnstoneApp(App[None]):
         banner = self.runtime.provider.banner()
         if banner:
             await self.chat.add_info(banner)
+        if self.runtime.model_notice and not self._model_notice_shown:
+            self._model_notice_shown = True
+            await self.chat.add_info(self.runtime.model_notice)
         if self.session.instructions.files:
             await self.chat.add_info(self.session.instructions.describe(self.session.cwd))
         if session_id and replay and self.session.messages:

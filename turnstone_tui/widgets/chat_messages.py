@@ -135,11 +135,16 @@ class AssistantMessage(Widget):
         async with self._flush_lock:
             if not self._unflushed:
                 return
+            chunks = self.chunks
+            if not chunks:  # not composed yet, or already removed (the app is closing)
+                if self.is_attached and self._flush_timer is None:
+                    self._flush_timer = self.set_timer(FLUSH_INTERVAL, self._flush)
+                return
             text = "".join(self._unflushed)
             self._unflushed.clear()
             from .markdown_chunks import MarkdownChunk, split_for_new_chunk
 
-            live = self.chunks[-1]
+            live = chunks[-1]
             split = split_for_new_chunk(live.source, text, self.blocks_per_chunk)
             if split is None:
                 await live.write(text)
@@ -168,8 +173,10 @@ class AssistantMessage(Widget):
         self.finished = True
         async with self._flush_lock:
             chunks = self.chunks
+            if not chunks:  # removed from the screen (the app is closing): nothing to retire
+                return
             await chunks[-1].retire(virtualise=len(chunks) > 1)
-            self.chunks[0].trim_leading_heading()
+            chunks[0].trim_leading_heading()
 
 
 class ReasoningBlock(Collapsible):
