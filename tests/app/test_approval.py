@@ -131,7 +131,7 @@ async def test_a_approves_and_allows_each_calls_narrowest_rule_for_the_session()
     )
     assert app.decisions[0] is not None and app.decisions[0].approved
     assert granted(app.decisions[0]) == [
-        ("c1", "bash(make test:*)", "session"),
+        ("c1", "bash(make test)", "session"),
         ("c9", "bash(ls:*)", "session"),
         ("c9", "bash(git status:*)", "session"),
         ("c2", "edit_file", "session"),
@@ -145,7 +145,7 @@ async def test_space_cycles_the_rows_rule_through_session_project_user_and_off()
     keys = ["space", "down", "space", "space", "space", "space", "down", "space", "space", "y"]
     app = await run_keys([bash_item(), edit_item(), mcp_item()], *keys)
     assert granted(app.decisions[0]) == [
-        ("c1", "bash(make test:*)", "session"),
+        ("c1", "bash(make test)", "session"),
         ("c3", "mcp__weather__forecast", "project"),
     ]
 
@@ -222,7 +222,7 @@ async def test_click_on_the_always_checkbox_toggles() -> None:
         await pilot.pause()
         await pilot.press("y")
         await pilot.pause()
-    assert granted(app.decisions[0]) == [("c1", "bash(make test:*)", "session")]
+    assert granted(app.decisions[0]) == [("c1", "bash(make test)", "session")]
 
 
 async def test_previews_by_kind_and_footer_keys() -> None:
@@ -275,7 +275,7 @@ async def test_skipping_every_call_is_a_denial() -> None:
 async def test_always_is_not_granted_for_a_skipped_call() -> None:
     app = await run_keys([bash_item("c1"), edit_item("c2")], "down", "space", "x", "a")
     assert app.decisions[0] is not None and app.decisions[0].per_call == {"c2": False}
-    assert granted(app.decisions[0]) == [("c1", "bash(make test:*)", "session")]
+    assert granted(app.decisions[0]) == [("c1", "bash(make test)", "session")]
 
 
 async def test_skip_is_offered_only_for_batches() -> None:

@@ -353,6 +353,71 @@ def test_the_suggested_rule_is_the_narrowest_useful_one(command: str, rules: lis
         assert effect(bash(command), *(f"allow {r.text}" for r in suggested)) == "allow"
 
 
+@pytest.mark.parametrize(
+    ("approved", "rules", "still_ask"),
+    [
+        ("python3 x.py --fast", ["bash(python3 x.py:*)"],
+         ["python3 -c 'import os'", "python3 y.py", "python3 - x.py", "python3 -u x.py", "python3 x.py; id"]),
+        ("python3 -m pytest -x", ["bash(python3 -m pytest:*)"], ["python3 -m pip install x", "python3 -c 1"]),
+        ("/usr/bin/python3.12 tool.py", ["bash(/usr/bin/python3.12 tool.py:*)"], ["/usr/bin/python3.12 -c 1"]),
+        ("node index.js", ["bash(node index.js:*)"], ["node -e 1", "node -p 1", "node other.js"]),
+        ("bash run.sh", ["bash(bash run.sh:*)"], ["bash -c id", "bash evil.sh", "bash -s run.sh"]),
+        ("perl -e 'print 1'", ["bash(perl -e 'print 1')"], ["perl -e 'print 2'", "perl -e 'print 1' x"]),
+        ("python3 -c 'print(1)'", ["bash(python3 -c 'print(1)')"], ["python3 -c 'print(2)'"]),
+        ("env FOO=1 ls", ["bash(env FOO=1 ls)"], ["env python3 -c 1", "env FOO=1 ls; env id"]),
+        ("xargs ls", ["bash(xargs ls)"], ["xargs sh -c id", "xargs python3 -c 1"]),
+        ("timeout 5 ls", ["bash(timeout 5 ls)"], ["timeout 5 python3 -c 1"]),
+        ("sudo apt list", ["bash(sudo apt list)"], ["sudo id"]),
+        ("make test", ["bash(make test)"], ["make test --eval=x", "make -f other.mk test", "make test SHELL=x"]),
+        ("npx prettier --check .", ["bash(npx prettier --check .)"], ["npx evil", "npx prettier --plugin=x"]),
+        ("uv run pytest", ["bash(uv run pytest)"], ["uv run python -c 1"]),
+        ("npm exec tsc", ["bash(npm exec tsc)"], ["npm exec evil"]),
+        ("git -c color.ui=always log", ["bash(git -c color.ui=always log)"], ["git -c core.pager=id log"]),
+        ("awk '{print $1}' f", ["bash(awk '{print $1}' f)"], ["awk 'BEGIN{system(\"id\")}'"]),
+    ],
+)  # fmt: skip
+def test_an_always_rule_for_a_program_that_runs_any_code_stays_narrow(
+    approved: str, rules: list[str], still_ask: list[str]
+) -> None:
+    """Approving `python3 x.py` with "always" suggested bash(python3:*), which then allowed any
+    `python3 -c '...'` unasked (and env:*, xargs:*, make:*, npx:*, uv run:*, git:* the same). An
+    interpreter or shell given a script file now gets PROGRAM SCRIPT:* (python -m MODULE:*);
+    code on the command line, options first, wrappers, runners and make get the exact command."""
+    suggested = suggest_rules(bash(approved), WS)
+    assert [r.text for r in suggested] == rules
+    allow = [f"allow {r.text}" for r in suggested]
+    assert effect(bash(approved), *allow) == "allow"
+    for other in still_ask:
+        assert effect(bash(other), *allow) == "ask", other
+    from turnstone_tui.core.permissions import rule_reach
+
+    assert all(rule_reach(r) for r in suggested)  # the dialog says what the rule lets run
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["python3", "python3 -", "python3 -W ignore", "cat x | python3", "python3 < x.py", "bash -s",
+     "sh", "node /dev/stdin", "ruby -r x", "bash -o errexit", "python3 /proc/self/fd/0"],
+)  # fmt: skip
+def test_an_interpreter_reading_code_from_its_input_gets_no_rule(command: str) -> None:
+    """bash(python3) would allow `python3 -W ignore < anything` or `bash -s` fed the same way: no
+    rule is offered, and the dialog says why (pipes and redirects into a bare interpreter are
+    refused by the guard already: no parts)."""
+    from turnstone_tui.core.permissions import no_rule_reason
+
+    item = bash(command)
+    assert suggest_rules(item, WS) == []
+    if item.subject is not None and item.subject.commands is not None:  # else the guard refuses it
+        assert "would run whatever code reaches its input" in no_rule_reason(item)
+
+
+def test_every_wrapper_the_guard_knows_gets_an_exact_rule() -> None:
+    from turnstone_tui.core.permissions import _EXACT_ONLY
+    from turnstone_tui.executors.bash_guard import _WRAPPERS
+
+    assert set(_WRAPPERS) <= _EXACT_ONLY
+
+
 def test_suggestions_for_files_domains_and_other_tools() -> None:
     assert [r.text for r in suggest_rules(file_call("write_file", "docs/guide/a.md"), WS)] == [
         "write_file(docs/guide/**)"

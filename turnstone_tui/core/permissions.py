@@ -435,24 +435,184 @@ def judge(
 # --- the narrowest useful rule for an approved call ------------------------------------------------------
 
 
+# Programs that run whatever code or command their arguments give them: an "always" rule for one of
+# these never covers other arguments (``bash(python3:*)`` would allow ``python3 -c ANYTHING``). An
+# interpreter or shell given a script file gets ``PROGRAM SCRIPT:*`` (``-m MODULE`` for Python);
+# anything else (``-c``/``-e`` code, options first, a wrapper, make's ``--eval`` / ``-f`` / ``SHELL=``)
+# gets the exact command. Includes every wrapper of ``executors/bash_guard._WRAPPERS`` (a test checks).
+_INTERPRETER = re.compile(
+    r"^(?:python[0-9.]*|pypy[0-9.]*|node(?:js)?|ruby|irb|perl[0-9.]*|php[0-9.]*|lua(?:jit|[0-9.]*)|"
+    r"Rscript|R|julia|tclsh|wish|expect|java|jshell|groovy|scala|kotlinc?|elixir|iex|erl|escript|guile|racket|"
+    r"sbcl|clisp|ghci|runghc|runhaskell|ocaml|swift|pwsh|powershell|osascript|"
+    r"bash|sh|dash|zsh|ksh|mksh|pdksh|fish|csh|tcsh|ash|yash|rc)$"
+)
+_EXACT_ONLY = frozenset(
+    {"env", "xargs", "nice", "nohup", "time", "timeout", "stdbuf", "ionice", "chrt", "taskset", "setsid",
+     "sudo", "doas", "pkexec", "su", "runuser", "exec", "command", "builtin", "eval", "source", ".", "busybox",
+     "chroot", "unbuffer", "strace", "ltrace", "gdb", "lldb", "valgrind", "caffeinate", "firejail", "torsocks",
+     "proxychains", "proxychains4", "flock", "script", "watch", "coproc", "unshare", "nsenter", "setpriv",
+     "systemd-run", "parallel", "npx", "uvx", "bunx", "pnpx", "pipx", "make", "gmake", "bmake", "cmake", "awk",
+     "gawk", "mawk", "nawk", "sed", "gsed", "ssh", "tmux", "screen", "at", "batch", "crontab", "dbus-run-session",
+     "fakeroot", "catchsegv", "perf", "entr", "nodemon", "socat", "nc", "ncat"}
+)  # fmt: skip
+# Programs whose subcommand runs another program given on the command line (``uv run X``).
+_EXEC_SUBCOMMANDS = {
+    "uv": {"run", "tool"}, "poetry": {"run"}, "pipenv": {"run"}, "pdm": {"run"}, "hatch": {"run"},
+    "conda": {"run"}, "mamba": {"run"}, "micromamba": {"run"}, "rye": {"run"}, "npm": {"exec", "x"},
+    "pnpm": {"exec", "dlx"}, "yarn": {"exec", "dlx"}, "bun": {"x", "exec"}, "deno": {"run", "eval", "repl"},
+    "docker": {"run", "exec"}, "podman": {"run", "exec"}, "kubectl": {"exec", "run"}, "go": {"run"},
+    "cargo": {"run"}, "dotnet": {"run", "exec"}, "git": {"submodule", "bisect", "rebase", "filter-branch"},
+}  # fmt: skip
+# Programs that are only safe to prefix by their subcommand: ``git -c core.pager=CMD log`` runs CMD.
+_NEEDS_SUBCOMMAND = frozenset(
+    {
+        "git",
+        "docker",
+        "podman",
+        "kubectl",
+        "npm",
+        "pnpm",
+        "yarn",
+        "cargo",
+        "go",
+        "uv",
+        "bun",
+        "deno",
+        "dotnet",
+    }
+)
+_MODULE = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
+
+
+def _exact(words: Sequence[str | None]) -> str | None:
+    if any(w is None for w in words):
+        return None
+    return " ".join(shlex.quote(w) for w in words if w is not None)
+
+
+_STDIN_PATHS = re.compile(r"^(?:-|/dev/stdin|/dev/fd/\d+|/proc/(?:self|\d+|thread-self)/fd/\d+)$")
+_SHELLS = re.compile(r"^(?:bash|sh|dash|zsh|ksh|mksh|pdksh|ash|yash|fish|csh|tcsh|rc)$")
+_FAMILY = re.compile(r"^(python|pypy|node|ruby|perl|php)")
+# Per interpreter family: options whose next word is a value, options whose next word is the code.
+_VALUE_OPTS = {
+    "python": {"-W", "-X", "--check-hash-based-pycs"}, "pypy": {"-W", "-X"},
+    "node": {"-r", "--require", "--import", "--loader", "--experimental-loader", "-C", "--conditions",
+             "--env-file", "--input-type", "--title"},
+    "ruby": {"-r", "-I", "-C", "-E", "-F", "-K"}, "perl": {"-I", "-M", "-m", "-x"}, "php": {"-d", "-c", "-z"},
+    "sh": {"-o", "+o", "-O", "+O", "--rcfile", "--init-file"},
+}  # fmt: skip
+_CODE_OPTS = {
+    "python": {"-c", "-m"}, "pypy": {"-c", "-m"}, "node": {"-e", "--eval", "-p", "--print"}, "ruby": {"-e"},
+    "perl": {"-e", "-E"}, "php": {"-r", "-B", "-R", "-E", "-F"}, "sh": {"-c"},
+}  # fmt: skip
+
+
+def _family(name: str) -> str:
+    if _SHELLS.match(name):
+        return "sh"
+    found = _FAMILY.match(name)
+    return found.group(1) if found else ""
+
+
+def _script_word(name: str, words: Sequence[str | None]) -> int | None:
+    """The index of the word that gives an interpreter its program (a script file, ``-c``'s code,
+    ``-m``'s module), or None when the program is its standard input (``python3``, ``python3 -``,
+    ``python3 -W ignore``, ``bash -s``, ``node /dev/stdin``): ``cat x | python3`` or ``python3 < x``
+    would match a rule for it whatever x holds."""
+    family = _family(name)
+    value_opts = _VALUE_OPTS.get(family, set())
+    code_opts = _CODE_OPTS.get(family, {"-c", "-e"})
+    i = 1
+    while i < len(words):
+        word = words[i]
+        if word is None or _STDIN_PATHS.match(word):
+            return None
+        if word == "--":
+            i += 1
+            break
+        if not word.startswith(("-", "+")):
+            return i
+        if word in code_opts or (family == "sh" and word[:1] == "-" and word[1:2] != "-" and "c" in word):
+            return i + 1 if i + 1 < len(words) and words[i + 1] is not None else None
+        if family == "sh" and word[:1] == "-" and word[1:2] != "-" and "s" in word:
+            return None  # bash -s: the script is standard input
+        i += 2 if word in value_opts else 1
+    if i < len(words) and words[i] is not None and not _STDIN_PATHS.match(words[i] or ""):
+        return i
+    return None
+
+
 def _command_prefix(part: CommandPart) -> str | None:
     words = part.words
     if not part.clean or not words or words[0] is None:
         return None
     program = words[0]
+    name = os.path.basename(program)
+    second = words[1] if len(words) > 1 else None
+    if name in _EXACT_ONLY or (second is not None and second in _EXEC_SUBCOMMANDS.get(name, ())):
+        return _exact(words)
+    if _INTERPRETER.match(name):
+        at = _script_word(name, words)
+        if at is None:
+            return None  # no rule: whatever is piped or redirected in would run under it
+        if at == 1 and second is not None:
+            return " ".join(shlex.quote(w) for w in (program, second)) + ":*"  # a script file
+        module = words[2] if len(words) > 2 else None
+        if (
+            second == "-m"
+            and module is not None
+            and _MODULE.match(module)
+            and _family(name) in ("python", "pypy")
+        ):
+            return " ".join(shlex.quote(w) for w in (program, "-m", module)) + ":*"
+        return _exact(words)
     keep = [program]
-    limit = 3 if _RUNNERS.get(program) == (words[1] if len(words) > 1 else None) else 2
+    limit = 3 if _RUNNERS.get(program) == second else 2
     for word in words[1:limit]:
         if word is None or not _SUBCOMMAND.match(word):
             break
         keep.append(word)
+    if len(keep) == 1 and name in _NEEDS_SUBCOMMAND and len(words) > 1:
+        return _exact(words)
     return " ".join(shlex.quote(w) for w in keep) + ":*"
+
+
+def no_rule_reason(item: PreparedItem) -> str:
+    """Why ``suggest_rules`` offers nothing for a command: it cannot be parsed, or one of its
+    programs runs whatever code reaches its input."""
+    for part in (item.subject or Subject()).commands or ():
+        words = part.words
+        if part.clean and words and words[0] is not None:
+            name = os.path.basename(words[0])
+            if _INTERPRETER.match(name) and _script_word(name, words) is None:
+                return f"{name} would run whatever code reaches its input"
+    return "it cannot be parsed into commands"
+
+
+def rule_reach(rule: Rule) -> str:
+    """What an "always" rule for a command lets run, in words, where its text may mislead: an exact
+    command, or a script with any arguments (not other code of that interpreter). "" otherwise."""
+    if rule.tool not in COMMAND_TOOLS or rule.specifier is None:
+        return ""
+    text, prefix = _command_text(rule.specifier)
+    try:
+        words = shlex.split(text)
+    except ValueError:
+        return ""
+    if not prefix:
+        return "this exact command only"
+    name = os.path.basename(words[0]) if words else ""
+    if _INTERPRETER.match(name) and len(words) > 1:
+        return f"{' '.join(words)} with any arguments; no other {name} code"
+    return ""
 
 
 def suggest_rules(item: PreparedItem, workspace: Path) -> list[Rule]:
     """The narrowest rule(s) that would let a call like this run without asking: a command prefix
     per part (``bash(npm run test:*)``), the file's directory (``write_file(docs/**)``), the domain,
-    or the tool. Empty when no rule can match it (a command that could not be parsed)."""
+    or the tool. A part that runs any code it is given (an interpreter, a shell, a wrapper: see
+    ``_EXACT_ONLY``) gets its exact command, or ``PROGRAM SCRIPT:*``. Empty when no rule can match
+    it safely (a command that could not be parsed, an interpreter reading code from its input)."""
     name = item.func_name
     subject = item.subject or Subject()
     if name in COMMAND_TOOLS:

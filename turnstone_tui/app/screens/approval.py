@@ -26,7 +26,7 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Footer, Input, Markdown, Static
 
-from ...core.permissions import Rule, suggest_rules
+from ...core.permissions import Rule, no_rule_reason, rule_reach, suggest_rules
 from ...core.resources import styles_dir
 from ...core.types import ApprovalDecision, PreparedItem
 from ...widgets.diff_view import DiffView
@@ -134,17 +134,17 @@ class ApprovalRow(Vertical, can_focus=True):
             return
         if not self.rules:
             self._toggle.update(
-                Content.styled(
-                    "no rule can allow this command: it cannot be parsed into commands", "$text-muted"
-                )
+                Content.styled(f"no rule can allow this command: {no_rule_reason(self.item)}", "$text-muted")
             )
             return
         box = "[x]" if self.scope else "[ ]"
+        reach = "; ".join(dict.fromkeys(r for r in map(rule_reach, self.rules) if r))
         self._toggle.update(
             Content.assemble(
                 (box, "bold $text-success" if self.scope else "$text-muted"),
                 " always allow ",
                 (self.rule_text, "bold"),
+                (f" ({reach})" if reach else "", "$text-warning"),
                 (f"  {_SCOPE_WORDS[self.scope]}" if self.scope else "  (space)", "$text-muted"),
             )
         )
