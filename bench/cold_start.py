@@ -15,8 +15,10 @@ Every process is new (a cold interpreter; the OS file cache is warm after the fi
 user's second start). Prints medians, ratios to the floor and the goals (issue 11: first frame
 <= 1.5x the floor, ready <= 2.5x, ``-p`` round trip <= 3x).
 
-Run: ``.venv/bin/python bench/cold_start.py [--runs 7] [--busy]`` (``--busy``: two CPU-spinning
-processes run alongside, as another heavy job on the same two cores).
+Run: ``.venv/bin/python bench/cold_start.py [--runs 7] [--busy] [--app SCRIPT ...]`` (``--busy``:
+two CPU-spinning processes run alongside, as another heavy job on the same two cores; ``--app``,
+repeatable: the console scripts to measure, e.g. an old and a new fresh install, each round
+running every one of them beside the same floor, so a before/after comparison shares the load).
 """
 
 from __future__ import annotations
@@ -71,8 +73,8 @@ def floor_first_frame(env: dict[str, str], cwd: Path) -> float:
         return shown - term.started_at
 
 
-def app_start(config: Path, env: dict[str, str], cwd: Path) -> tuple[float, float]:
-    term = Terminal([console_script(), "--config", str(config)], cols=COLS, rows=ROWS, env=env, cwd=cwd)
+def app_start(script: str, config: Path, env: dict[str, str], cwd: Path) -> tuple[float, float]:
+    term = Terminal([script, "--config", str(config)], cols=COLS, rows=ROWS, env=env, cwd=cwd)
     with term:
         first = term.wait_for(lambda screen: screen.has_content(), TIMEOUT)
         ready = term.wait_for(lambda screen: READY_MARK in screen.text, TIMEOUT)
@@ -81,10 +83,10 @@ def app_start(config: Path, env: dict[str, str], cwd: Path) -> tuple[float, floa
         return first - term.started_at, ready - term.started_at
 
 
-def headless_round_trip(config: Path, env: dict[str, str], cwd: Path) -> float:
+def headless_round_trip(script: str, config: Path, env: dict[str, str], cwd: Path) -> float:
     started = time.monotonic()
     done = subprocess.run(
-        [console_script(), "--config", str(config), "-p", "say something"],
+        [script, "--config", str(config), "-p", "say something"],
         env={**os.environ, **env},
         cwd=cwd,
         capture_output=True,
@@ -102,49 +104,62 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--busy", action="store_true", help="run two CPU-spinning processes alongside")
+    parser.add_argument(
+        "--app",
+        action="append",
+        default=[],
+        metavar="SCRIPT",
+        help="a turnstone-tui console script to measure (repeatable; default: this tree's)",
+    )
     args = parser.parse_args()
+    scripts = args.app or [console_script()]
+    labels = [f"app {i + 1}" for i in range(len(scripts))] if len(scripts) > 1 else [""]
 
-    figures: dict[str, list[float]] = {
-        "floor": [],
-        "first frame": [],
-        "ready to send": [],
-        "-p round trip": [],
-    }
+    floors: list[float] = []
+    figures = {label: {name: [] for name in GOALS} for label in labels}
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="turnstone-cold-") as tmp_name:
         tmp = Path(tmp_name)
         home, work = tmp / "home", tmp / "work"
         home.mkdir()
         work.mkdir()
-        replies = [Reply.text(f"{ANSWER} {i}.") for i in range(args.runs + 2)]
+        replies = [Reply.text(f"{ANSWER} {i}.") for i in range((args.runs + 2) * len(scripts))]
         with ModelServerProcess(replies, tmp / "server") as server, busy_context(args.busy):
-            config = write_config(tmp / "config.toml", server.openai_base_url, tmp / "bench.db")
             env = hermetic_env(home)
+            configs = [
+                write_config(tmp / f"config{i}.toml", server.openai_base_url, tmp / f"bench{i}.db")
+                for i in range(len(scripts))
+            ]
             # Once each unmeasured: the OS file cache, the bytecode cache and the database, as on a
             # user's second start.
             floor_first_frame(env, work)
-            app_start(config, env, work)
-            headless_round_trip(config, env, work)
-            steps = ["floor", "app", "headless"]
+            for script, config in zip(scripts, configs, strict=True):
+                app_start(script, config, env, work)
+                headless_round_trip(script, config, env, work)
+            steps = [("floor", -1)] + [(kind, i) for i in range(len(scripts)) for kind in ("app", "headless")]
             for round_no in range(args.runs):
-                order = steps[round_no % 3 :] + steps[: round_no % 3]
-                for step in order:
-                    if step == "floor":
-                        figures["floor"].append(floor_first_frame(env, work))
-                    elif step == "app":
-                        first, ready = app_start(config, env, work)
-                        figures["first frame"].append(first)
-                        figures["ready to send"].append(ready)
+                shift = round_no % len(steps)
+                for kind, i in steps[shift:] + steps[:shift]:
+                    if kind == "floor":
+                        floors.append(floor_first_frame(env, work))
+                        continue
+                    numbers = figures[labels[i]]
+                    if kind == "app":
+                        first, ready = app_start(scripts[i], configs[i], env, work)
+                        numbers["first frame"].append(first)
+                        numbers["ready to send"].append(ready)
                     else:
-                        figures["-p round trip"].append(headless_round_trip(config, env, work))
-                print(
-                    f"round {round_no + 1}/{args.runs}: floor {figures['floor'][-1]:.2f} s, first frame "
-                    f"{figures['first frame'][-1]:.2f} s, ready {figures['ready to send'][-1]:.2f} s, "
-                    f"-p {figures['-p round trip'][-1]:.2f} s",
-                    flush=True,
+                        numbers["-p round trip"].append(
+                            headless_round_trip(scripts[i], configs[i], env, work)
+                        )
+                line = ", ".join(
+                    f"{label + ' ' if label else ''}first frame {numbers['first frame'][-1]:.2f} s, ready "
+                    f"{numbers['ready to send'][-1]:.2f} s, -p {numbers['-p round trip'][-1]:.2f} s"
+                    for label, numbers in figures.items()
                 )
+                print(f"round {round_no + 1}/{args.runs}: floor {floors[-1]:.2f} s, {line}", flush=True)
 
-    floor = median(figures["floor"])
+    floor = median(floors)
     load_after = os.getloadavg()[0]
     print()
     print(
@@ -153,12 +168,17 @@ def main() -> int:
         "ratios grow: the floor is the shortest run)"
     )
     print(f"  {'floor (Textual hello-world first frame)':42} median {floor:6.2f} s")
-    for name, goal in GOALS.items():
-        value = median(figures[name])
-        ratio = value / floor
-        print(
-            f"  {name:42} median {value:6.2f} s  = {ratio:4.2f}x floor  goal <= {goal:.1f}x  {verdict(ratio <= goal)}"
-        )
+    for label, script in zip(labels, scripts, strict=True):
+        if label:
+            print(f"  {label}: {script}")
+        for name, goal in GOALS.items():
+            value = median(figures[label][name])
+            ratio = value / floor
+            title = f"{label + ' ' if label else ''}{name}"
+            print(
+                f"  {title:42} median {value:6.2f} s  = {ratio:4.2f}x floor  goal <= {goal:.1f}x  "
+                f"{verdict(ratio <= goal)}"
+            )
     return 0
 
 
