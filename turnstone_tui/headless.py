@@ -47,6 +47,10 @@ def terminal_safe(text: str) -> str:
 
 
 class HeadlessUI:
+    shows_status = False
+    """``on_status`` prints nothing: the session skips the sandbox probe at start (a bwrap run on
+    the way to the first request), which the first sandboxed command makes anyway."""
+
     def __init__(
         self, out: TextIO | None = None, err: TextIO | None = None, *, color: bool | None = None
     ) -> None:

@@ -151,3 +151,19 @@ async def test_the_collection_after_a_turn_waits_for_the_frame_that_shows_the_an
         real_resume()
         await wait_until(pilot, lambda: collected_while_held, 15, "the collection")
         assert collected_while_held == [False]
+
+
+@pytest.mark.parametrize("during_a_turn", [False, True])
+def test_the_end_of_start_up_turns_the_collector_back_on(restore_gc: None, during_a_turn: bool) -> None:
+    """The console script starts the app with the collector off (``cli.entry``): the end of
+    start-up turns it on, also when the freeze itself waits for a turn's end."""
+    pacer = GcPacer(max_deferral=60)
+    if during_a_turn:
+        pacer.turn_started()
+    gc.disable()
+    try:
+        pacer.freeze_startup()
+        assert gc.isenabled()
+    finally:
+        gc.enable()
+        pacer.turn_ended()

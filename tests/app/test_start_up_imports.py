@@ -40,6 +40,8 @@ HEAVY = [
     "turnstone_tui.executors.math",
     # MCP's own config reading too, when no server is configured
     "turnstone_tui.mcp.config",
+    # repairs broken tool-call arguments: loaded by the first call that needs it
+    "json_repair",
 ]
 SESSION_LOADS = {"httpx"}  # the SDK's HTTP client (the selected provider's, by design)
 ENGINE = [

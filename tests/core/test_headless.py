@@ -242,6 +242,74 @@ def test_the_console_script_exits_without_tearing_the_interpreter_down(
     assert "session: " in proc.stderr and "interpreter torn down" not in proc.stderr
 
 
+GC_WITNESS = """
+import atexit, gc, json, sys
+from turnstone_tui import cli
+
+started_before_the_sdk = []
+
+
+def on_gc(phase, info):
+    if phase == "start":
+        sdk = sys.modules.get("openai")
+        started_before_the_sdk.append(sdk is None or not hasattr(sdk, "AsyncOpenAI"))
+
+
+gc.callbacks.append(on_gc)
+atexit.register(
+    lambda: print(json.dumps({"before_sdk": sum(started_before_the_sdk), "on_at_exit": gc.isenabled()}))
+)
+sys.argv = ["turnstone-tui", *sys.argv[1:]]
+cli.entry()
+"""
+
+
+def test_start_up_runs_no_garbage_collection_until_the_sdk_is_in(
+    model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """The modules loaded at start-up (ours, the SDK's thousands of classes) all stay alive: a
+    ``-p`` run collects nothing while they load, and the collector is on again for the turn."""
+    model_server.script([Reply.text("Collected later.")])
+    proc = subprocess.run(
+        [sys.executable, "-c", GC_WITNESS, *base_args(model_server, tmp_path, "openai"), "-p", "hi"],
+        cwd=tmp_path,
+        env=cli_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+    assert proc.returncode == 0, proc.stderr
+    answer, witness = proc.stdout.splitlines()
+    assert answer == "Collected later."
+    assert json.loads(witness) == {"before_sdk": 0, "on_at_exit": True}
+
+
+def test_a_run_without_commands_never_starts_the_sandbox(
+    model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """The sandbox probe (a bwrap run) feeds only the app's status bar: a ``-p`` run leaves it to
+    the first command, and one that runs none never starts bwrap."""
+    shims = tmp_path / "shims"
+    shims.mkdir()
+    calls = tmp_path / "bwrap-calls"
+    shim = shims / "bwrap"
+    shim.write_text(f'#!/bin/sh\necho "$@" >> {calls}\nexit 1\n')
+    shim.chmod(0o755)
+    model_server.script([Reply.text("No commands today.")])
+    env = {**cli_env(tmp_path), "PATH": f"{shims}:{os.environ['PATH']}"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "turnstone_tui.cli", *base_args(model_server, tmp_path, "openai"), "-p", "hi"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "No commands today."
+    assert not calls.exists(), calls.read_text()
+
+
 def test_continue_resumes_the_latest_conversation_of_this_directory(
     model_server: ScriptedModelServer, tmp_path: Path
 ) -> None:

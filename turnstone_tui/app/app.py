@@ -225,6 +225,8 @@ class TurnstoneApp(App[None]):
             log.exception("could not start a session")
             await self.chat.add_error(f"Could not start a session: {exc}")
             self.status_bar.state = SessionState.ERROR
+            if not self._session_ready.is_set():
+                self._gc.freeze_startup()  # start-up is over (the collector back on)
             return
         await self.chat.add_welcome(welcome_text(self.runtime.provider, self.cwd))
         banner = self.runtime.provider.banner()

@@ -40,7 +40,9 @@ class GcPacer:
 
     def freeze_startup(self) -> None:
         """Collect, then move everything alive now out of future collections' way. During a turn
-        this waits for the turn's end (a full collection would stall the stream)."""
+        this waits for the turn's end (a full collection would stall the stream). The collector
+        is on from now in any case (the console script starts the app with it off)."""
+        gc.enable()
         if self._deferring_since is not None:
             self._freeze_pending = True
             return

@@ -66,7 +66,9 @@ class SessionUI(Protocol):
         """idle / thinking / running / attention / error."""
 
     def on_status(self, status: StatusInfo) -> None:
-        """Model, tokens, context use, MCP counts, pending approvals."""
+        """Model, tokens, context use, MCP counts, pending approvals. A UI that draws no status
+        may say ``shows_status = False`` (a class attribute): the session then leaves out what
+        only the status shows (the sandbox probe at start)."""
 
     def on_info(self, message: str) -> None:
         """Something the user should know (not an error)."""

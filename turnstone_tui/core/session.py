@@ -226,7 +226,9 @@ class ChatSession:
         if self.mcp is not None:
             self._remove_mcp_listener = self.mcp.add_listener(self._on_mcp_event)
         self._rebuild_system_prompt()
-        if self.agent_kind == "main":  # the first probe runs bwrap: not on the event loop
+        # The status bar's sandbox word: the first probe runs bwrap (not on the event loop). A UI
+        # that shows no status (``-p``) leaves the probe to the first command that needs it.
+        if self.agent_kind == "main" and getattr(self.ui, "shows_status", True):
             self.sandbox_label = await asyncio.to_thread(child_env.sandbox_label, self.config)
         self._emit_status()
 
