@@ -242,3 +242,90 @@ async def test_edits_to_what_git_runs_are_not_plain_workspace_edits(tmp_path: Pa
     assert write.error is None and write.subject is not None and not write.subject.workspace_edit
     ordinary = await prepare(PREPARERS, ctx, "write_file", path=".git/description", content="x\n")
     assert ordinary.subject is not None and ordinary.subject.workspace_edit
+
+
+GIT_CONFIG = """[core]
+\trepositoryformatversion = 0
+[remote "origin"]
+\turl = https://alice:ghp_TOKEN1abc@github.com/a/b.git
+\tfetch = +refs/heads/*:refs/remotes/origin/*
+[http]
+\textraHeader = Authorization: Bearer TOKEN2abc
+[url "https://oauth2:TOKEN3abc@gitlab.com/"]
+\tinsteadOf = https://gitlab.com/
+[github]
+\ttoken = TOKEN4abc
+"""
+
+
+def repo_with_credentials(tmp_path: Path) -> Path:
+    workspace = tmp_path / "repo"
+    (workspace / ".git").mkdir(parents=True)
+    (workspace / ".git" / "config").write_text(GIT_CONFIG)
+    return workspace
+
+
+async def test_git_config_credentials_are_redacted_for_read_file_and_diff_file(tmp_path: Path) -> None:
+    """A remote https://user:TOKEN@host, an http.extraHeader or a github.token in .git/config
+    reached the model through read_file (the file is an ordinary workspace file). read_file now
+    shows the config with each credential REDACTED and says so; diff_file against a guess of the
+    real content no longer answers the guess (it compares with the redacted text)."""
+    workspace = repo_with_credentials(tmp_path)
+    ctx = make_ctx(workspace)
+    result = await execute(await prepare(PREPARERS, ctx, "read_file", path=".git/config"))
+    assert "TOKEN" not in result.text, result.text
+    assert "url = https://alice:REDACTED@github.com/a/b.git" in result.text
+    assert "extraHeader = Authorization: REDACTED" in result.text and "token = REDACTED" in result.text
+    assert "fetch = +refs/heads/*:refs/remotes/origin/*" in result.text  # the rest as it is
+    assert "4 line(s) with a credential" in result.text
+    guess = await prepare(PREPARERS, ctx, "diff_file", path_a=".git/config", content_b=GIT_CONFIG)
+    answer = (await execute(guess)).text
+    assert "No differences" not in answer and "-\turl = https://alice:REDACTED@" in answer
+    (workspace / "plain.cfg").write_text("url = https://alice:notagitconfig@example.com\n")
+    plain = await execute(await prepare(PREPARERS, ctx, "read_file", path="plain.cfg"))
+    assert "notagitconfig" in plain.text  # only git config files are redacted
+
+
+async def test_git_config_credentials_cannot_be_probed_through_search_or_edits(tmp_path: Path) -> None:
+    """search (a regex, the model's) and edit_file (old_string found or not) answered guesses about
+    the token one character at a time. A git config's lines holding a credential are dropped from
+    search results with nothing telling they matched; edit_file and write_file refuse such a file
+    (a config without credentials is edited as before)."""
+    workspace = repo_with_credentials(tmp_path)
+    ctx = make_ctx(workspace)
+    right = await execute(await prepare(SEARCH, ctx, "search", query="ghp_TOKEN1", path=".git"))
+    wrong = await execute(await prepare(SEARCH, ctx, "search", query="ghp_WRONGX", path=".git"))
+    assert right.text.replace("ghp_TOKEN1", "Q") == wrong.text.replace("ghp_WRONGX", "Q"), right.text
+    found = await execute(await prepare(SEARCH, ctx, "search", query="fetch|url|Bearer", path=".git/config"))
+    assert "fetch = +refs/heads" in found.text and "TOKEN" not in found.text and "url =" not in found.text
+    await execute(await prepare(PREPARERS, ctx, "read_file", path=".git/config"))
+    edit = await prepare(PREPARERS, ctx, "edit_file", path=".git/config", old_string="ghp_T", new_string="x")
+    write = await prepare(PREPARERS, ctx, "write_file", path=".git/config", content="[core]\n")
+    for item in (edit, write):
+        assert item.error is not None and "holds a credential" in item.error, item.error
+    (workspace / ".git" / "config").write_text("[core]\n\tbare = false\n")
+    await execute(await prepare(PREPARERS, ctx, "read_file", path=".git/config"))
+    plain = await prepare(
+        PREPARERS, ctx, "edit_file", path=".git/config", old_string="false", new_string="false"
+    )
+    assert plain.error is None or "holds a credential" not in plain.error
+
+
+async def test_a_directory_search_does_not_tell_that_a_secret_line_matched(tmp_path: Path) -> None:
+    """The note '[N matching lines in secret stores not shown]' (and the count past the shown lines)
+    told whether the model's regex matched a line of .env: a guess at a time, the key came out."""
+    from turnstone_tui.executors.search import MatchSink
+
+    workspace, _ = layout(tmp_path)
+    (workspace / ".env").write_text("API_KEY=sk-live-abc\n")
+    ctx = make_ctx(workspace)
+    right = await execute(await prepare(SEARCH, ctx, "search", query="API_KEY=sk-live", path="."))
+    wrong = await execute(await prepare(SEARCH, ctx, "search", query="API_KEY=sk-test", path="."))
+    assert right.text.replace("live", "test") == wrong.text, right.text
+
+    def quick(name: str) -> str:
+        return "secret" if name.endswith(".env") else ""
+
+    sink = MatchSink(max_lines=2, is_secret=lambda n: n.endswith(".env"), quick=quick)
+    sink.feed("a.txt\x001:x\nb.txt\x001:x\nc.txt\x001:x\nd/.env\x001:API_KEY=sk\n")
+    assert sink.total == 3  # the .env line past the shown ones is not counted either

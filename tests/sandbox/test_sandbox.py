@@ -607,3 +607,67 @@ async def test_a_sandboxed_command_cannot_plant_git_hooks_or_config(tmp_path: Pa
     assert (git / "config").read_text() == "[core]\n"
     assert not (git / "hooks" / "pre-commit").exists()
     assert "WROTE-REF" in result.text and (git / "ORIG_HEAD").read_text() == "ref\n"
+
+
+def _repo_with_a_token(repo: Path, sub: Path) -> None:
+    """A repository with one commit, a changed file in sub/, a remote with a token, an extraHeader."""
+    import subprocess
+
+    sub.mkdir(parents=True)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-C", str(repo)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (sub / "a.txt").write_text("one\n")
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "first commit"], check=True)
+    (sub / "a.txt").write_text("two\n")
+    origin = "https://alice:ghp_TOKEN1abc@github.com/a/b.git"
+    subprocess.run([*git, "remote", "add", "origin", origin], check=True)
+    subprocess.run([*git, "config", "http.extraHeader", "Authorization: Bearer TOKEN2abc"], check=True)
+
+
+@needs_bwrap
+async def test_sandboxed_git_sees_the_repository_config_with_its_credentials_redacted(
+    tmp_path: Path, home_outside_tmp: tuple[Path, dict[Path, str]]
+) -> None:
+    """cat .git/config (or git remote -v, git config --get http.extraheader) printed a remote's
+    token to the model, unasked in full-auto. The sandbox now sees a redacted copy of the working
+    repository's config (found from a subfolder too) and of ~/.gitconfig; git status, log and diff
+    still work there, and the host's files are untouched."""
+    base, _ = home_outside_tmp
+    repo = base / "repo"
+    sub = repo / "sub"
+    _repo_with_a_token(repo, sub)
+    config = (repo / ".git" / "config").read_text()
+    home_config = base / "home" / ".gitconfig"
+    home_config.write_text('[url "https://TOKEN3abc@github.com/"]\n\tinsteadOf = https://github.com/\n')
+    command = (
+        "cat ../.git/config ~/.gitconfig; git remote -v; git config --get http.extraheader; "
+        "echo STATUS; git status --short; git log --oneline; git diff --stat"
+    )
+    result = await run(BASH, make_ctx(sub, config=sandboxed_config()), "bash", command=command)
+    assert "TOKEN" not in result.text, result.text
+    assert (
+        "https://alice:REDACTED@github.com/a/b.git" in result.text
+        and "Authorization: REDACTED" in result.text
+    )
+    assert "M sub/a.txt" in result.text or "M a.txt" in result.text, result.text
+    assert "first commit" in result.text and "1 file changed" in result.text, result.text
+    assert (repo / ".git" / "config").read_text() == config  # the host's config is untouched
+
+
+def test_a_worktree_or_subfolder_finds_the_config_git_reads(tmp_path: Path) -> None:
+    """git reads the common dir's config from a worktree (.git is a file) and walks up from a
+    subfolder: the sandbox's redacted copy must cover that file, not only <cwd>/.git/config."""
+    import subprocess
+
+    from turnstone_tui.sandbox.gitconfig import config_files, redacted_copies
+
+    repo, sub = tmp_path / "main", tmp_path / "main" / "sub"
+    _repo_with_a_token(repo, sub)
+    worktree = tmp_path / "wt"
+    subprocess.run(["git", "-C", str(repo), "worktree", "add", "-q", str(worktree)], check=True)
+    main_config = (repo / ".git" / "config").resolve()
+    assert main_config in config_files([worktree]) and main_config in config_files([sub])
+    copies = dict((target, copy) for copy, target in redacted_copies([worktree]))
+    assert "TOKEN" not in copies[main_config].read_text()
+    assert "alice:REDACTED@github.com" in copies[main_config].read_text()

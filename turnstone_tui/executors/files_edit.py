@@ -17,7 +17,15 @@ from ..core.checkpoints import read_snapshot
 from ..core.tools import Preparer, ToolContext, error_item, require_str
 from ..core.types import ExecContext, PreparedItem, Subject, ToolResult
 from .files_read import FileProblem, diff_stats, join_diff_lines, read_text, unified_diff
-from .path_policy import outside_workspace, real_path, runs_code_in_git, secret_refusal, secret_store
+from .path_policy import (
+    credential_refusal,
+    holds_credential,
+    outside_workspace,
+    real_path,
+    runs_code_in_git,
+    secret_refusal,
+    secret_store,
+)
 
 NEW_FILE_PREVIEW_LINES = 400
 RESULT_DIFF_CHARS = 8000
@@ -101,6 +109,8 @@ async def prepare_write_file(ctx: ToolContext, call_id: str, args: dict[str, Any
     store = secret_store(path, [ctx.config.path])
     if store:
         return error_item(call_id, name, args, secret_refusal("write_file", shown, store))
+    if await asyncio.to_thread(holds_credential, path):
+        return error_item(call_id, name, args, credential_refusal("write_file", shown))
     where = ""
     outside = outside_workspace(path, ctx.cwd)
     if outside:
@@ -354,6 +364,8 @@ async def prepare_edit_file(ctx: ToolContext, call_id: str, args: dict[str, Any]
     reason = tracker.check(path)
     if reason:
         return error_item(call_id, name, args, f"edit_file: {reason}")
+    if await asyncio.to_thread(lambda: holds_credential(real_path(path))):
+        return error_item(call_id, name, args, credential_refusal("edit_file", shown))
     try:
         original = await asyncio.to_thread(read_text, path, shown, MAX_EDIT_FILE_BYTES)
         new_text, summary = await asyncio.to_thread(plan_edit, original, args)

@@ -16,6 +16,7 @@ from typing import Any, TextIO
 from ..core.diffing import diff_lines
 from ..core.tools import Preparer, ToolContext, error_item, require_str
 from ..core.types import ExecContext, PreparedItem, Subject, ToolResult
+from ..sandbox.gitconfig import LineRedactor, is_git_config, redact_text
 from .path_policy import outside_workspace, real_path, secret_refusal, secret_store
 
 MAX_IMAGE_BYTES = 4 * 1024 * 1024
@@ -235,7 +236,17 @@ def _bounded_lines(fh: TextIO, cap: int) -> Iterator[tuple[str, int]]:
         yield part, length
 
 
-def _read_lines(path: Path, shown: str, offset: int, limit: int | None, budget: int) -> ToolResult:
+REDACTED_NOTE = (
+    "[{count} line(s) with a credential (a token in a remote URL, an extraHeader, a password) shown with "
+    "REDACTED in its place: credentials must not enter the conversation]\n"
+)
+
+
+def _read_lines(
+    path: Path, shown: str, offset: int, limit: int | None, budget: int, redact: bool = False
+) -> ToolResult:
+    redactor = LineRedactor() if redact else None
+    redacted = 0
     out: list[str] = []
     used = 0
     last = offset - 1
@@ -244,11 +255,17 @@ def _read_lines(path: Path, shown: str, offset: int, limit: int | None, budget: 
     with path.open("r", encoding="utf-8", errors="replace", newline=None) as fh:
         for number, (line, length) in enumerate(_bounded_lines(fh, MAX_LINE_CHARS + 1), start=1):
             total = number
-            if number < offset:
+            if number < offset and redactor is None:
                 continue
             if limit is not None and number >= offset + limit:
                 reached_end = False
                 break
+            if redactor is not None:  # every line up to the shown ones: a value may continue
+                cleaned = redactor(line)
+                redacted += number >= offset and cleaned != line
+                line = cleaned
+            if number < offset:
+                continue
             line = line.rstrip("\n")
             if length > MAX_LINE_CHARS:
                 line = line[:MAX_LINE_CHARS] + f" [... line cut: {length:,} characters]"
@@ -270,11 +287,13 @@ def _read_lines(path: Path, shown: str, offset: int, limit: int | None, budget: 
             out.append(f"[lines {offset}-{last} of {total}]\n")
     else:
         out.append(f"[showing lines {offset}-{last}; more follow: read again with offset={last + 1}]\n")
+    if redacted:
+        out.append(REDACTED_NOTE.format(count=redacted))
     return ToolResult("".join(out))
 
 
 def read_file_sync(
-    path: Path, shown: str, offset: int, limit: int | None, budget: int, vision: bool
+    path: Path, shown: str, offset: int, limit: int | None, budget: int, vision: bool, redact: bool = False
 ) -> ToolResult:
     try:
         check_regular_file(path, shown)
@@ -290,7 +309,7 @@ def read_file_sync(
                 "to inspect it",
                 is_error=True,
             )
-        return _read_lines(path, shown, offset, limit, budget)
+        return _read_lines(path, shown, offset, limit, budget, redact)
     except FileProblem as exc:
         return ToolResult(str(exc), is_error=True)
     except OSError as exc:
@@ -337,8 +356,10 @@ async def prepare_read_file(ctx: ToolContext, call_id: str, args: dict[str, Any]
     if not outside:  # runs without asking: an edit_file later in this batch may follow it
         await asyncio.to_thread(tracker.expect, path)
 
+    redact = is_git_config(real)
+
     async def execute(exec_ctx: ExecContext) -> ToolResult:
-        result = await asyncio.to_thread(read_file_sync, path, shown, start, count, budget, vision)
+        result = await asyncio.to_thread(read_file_sync, path, shown, start, count, budget, vision, redact)
         if not result.is_error:
             tracker.record(path)
         return result
@@ -389,11 +410,13 @@ async def prepare_diff_file(ctx: ToolContext, call_id: str, args: dict[str, Any]
     path_b = ctx.resolve(path_b_shown) if path_b_shown else None
     outside = False
     reals: list[str] = []
+    configs: list[bool] = []  # per path: a git config, shown with its credentials redacted
     for checked, checked_shown in ((path_a, path_a_shown), (path_b, path_b_shown)):
         if checked is None or checked_shown is None:
             continue
         real = await asyncio.to_thread(real_path, checked)
         reals.append(str(real))
+        configs.append(is_git_config(real))
         store = secret_store(real, [ctx.config.path])
         if store:
             return error_item(call_id, "diff_file", args, secret_refusal("diff_file", checked_shown, store))
@@ -408,6 +431,10 @@ async def prepare_diff_file(ctx: ToolContext, call_id: str, args: dict[str, Any]
             text_b = read_text(path_b, label_b) if path_b is not None else str(content_b)
         except FileProblem as exc:
             return ToolResult(f"diff_file: {exc}", is_error=True)
+        if configs[0]:  # content_b compared with the real token would answer guesses about it
+            text_a = redact_text(text_a)[0]
+        if path_b is not None and configs[-1]:
+            text_b = redact_text(text_b)[0]
         tracker.record(path_a)
         if path_b is not None:
             tracker.record(path_b)

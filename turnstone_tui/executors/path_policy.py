@@ -11,6 +11,10 @@ platformdirs puts them, ``$XDG_CONFIG_HOME`` / ``$XDG_DATA_HOME`` honoured; ``sa
 ``.git-credentials``, ``.pgpass``, ``.pypirc`` files anywhere), the config file in use, ``.env`` / ``.env.*`` files anywhere (except ``.env.example`` / ``.sample`` / ``.template``), and
 a process's environment and memory (``/proc/PID/environ``, ``/proc/PID/mem``, ``/proc/self/...``:
 the app's own environment holds its API keys).
+
+Git config files are not secret stores, but the credentials in them are secrets
+(``sandbox/gitconfig.py``): read_file shows them redacted, edit_file and write_file refuse a config
+that holds one (``holds_credential``).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from ..sandbox.gitconfig import MAX_CONFIG_BYTES, is_git_config, redact_text
 from ..sandbox.secrets import GIT_CODE_PATHS, SECRET_FILES, secret_dirs
 
 _ENV_EXAMPLES = frozenset({".env.example", ".env.sample", ".env.template", ".env.dist"})
@@ -85,3 +90,25 @@ def runs_code_in_git(real: Path, workspace: Path) -> bool:
     except ValueError:
         return False
     return len(parts) >= 2 and parts[0] == ".git" and parts[1] in GIT_CODE_PATHS
+
+
+def holds_credential(real: Path) -> bool:
+    """Is ``real`` a git config holding a credential (``sandbox/gitconfig.py``)? read_file shows it
+    redacted; edit_file and write_file refuse it: an edit's old_string, found or not, would answer
+    guesses about the token. Blocking (a read)."""
+    if not is_git_config(real):
+        return False
+    try:
+        with real.open("r", encoding="utf-8", errors="replace") as fh:
+            text = fh.read(MAX_CONFIG_BYTES)
+    except OSError:
+        return False
+    return redact_text(text)[1] > 0
+
+
+def credential_refusal(tool: str, shown: str) -> str:
+    return (
+        f"{tool}: refused: {shown} is a git config that holds a credential (a token in a URL, an "
+        "extraHeader, a password; read_file shows it as REDACTED), and an edit would tell you about it. "
+        "Ask the user to make this change."
+    )

@@ -8,13 +8,15 @@ Exit status 1 means "no matches", not an error.
 
 Secret stores (``path_policy.secret_store``: ``.env`` files, ``~/.ssh`` ...) are refused as the
 search's root and their lines are dropped from a directory's results (each result's file is
-resolved and judged as read_file would judge it), with a note saying how many. A search of a
+resolved and judged as read_file would judge it), and so are the lines of a git config that hold
+a credential (``sandbox/gitconfig.py``); no note says so (see ``MatchSink``). A search of a
 folder outside the workspace asks first, as read_file does; ``/proc`` is not searched at all.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +26,7 @@ from ..core.child_env import scrubbed_env
 from ..core.tools import Preparer, ToolContext, error_item, require_str
 from ..core.truncate import HeadTailBuffer
 from ..core.types import ExecContext, PreparedItem, Subject, ToolResult
+from ..sandbox.gitconfig import LineRedactor, is_git_config
 from .path_policy import outside_workspace, real_path, secret_checker, secret_refusal, secret_store
 from .proc_group import BufferSink, run_process
 
@@ -60,42 +63,80 @@ _BINARY_NOTE = ": binary file matches"
 class MatchSink:
     """Keeps the first ``max_lines`` result lines, counts all of them. Each line is
     ``file NUL line:text`` (``--null``); with ``is_secret`` the lines of a file it names are dropped
-    (counted in ``hidden``), and so is a line whose file cannot be told."""
+    (counted in ``hidden``), and so is a line whose file cannot be told; with ``redacts`` (a git
+    config, ``sandbox.gitconfig``) the lines that hold a credential are dropped too. Nothing the
+    model sees tells whether a dropped line matched (no note, no count): the pattern is the
+    model's, and "a hidden line matched" answers a regex question about the secret, one
+    character at a time. Past ``max_lines`` lines are only counted, each judged by ``quick``
+    (by name, no resolving: "secret", "gitconfig" or "") so the count does not tell either."""
 
     def __init__(
-        self, max_lines: int = MAX_MATCH_LINES, is_secret: Callable[[str], bool] | None = None
+        self,
+        max_lines: int = MAX_MATCH_LINES,
+        is_secret: Callable[[str], bool] | None = None,
+        redacts: Callable[[str], bool] | None = None,
+        quick: Callable[[str], str] | None = None,
     ) -> None:
         self.max_lines = max_lines
         self.kept: list[str] = []
         self.total = 0
         self.hidden = 0
         self._is_secret = is_secret
+        self._redacts = redacts
+        self._quick = quick
         self._judged: dict[str, bool] = {}
+        self._redacting: dict[str, bool] = {}
+        self._quickly: dict[str, str] = {}
+
+    @staticmethod
+    def _cached(cache: dict[str, Any], name: str, judge: Callable[[str], Any]) -> Any:
+        if name not in cache:
+            if len(cache) > 10_000:
+                cache.clear()
+            cache[name] = judge(name)
+        return cache[name]
 
     def _secret(self, name: str) -> bool:
-        if self._is_secret is None:
-            return False
-        if name not in self._judged:
-            if len(self._judged) > 10_000:
-                self._judged.clear()
-            self._judged[name] = self._is_secret(name)
-        return self._judged[name]
+        return self._is_secret is not None and self._cached(self._judged, name, self._is_secret)
+
+    @staticmethod
+    def _credential(rest: str) -> bool:
+        """Does ``rest`` (``number:text``) hold a credential (``sandbox.gitconfig``)?"""
+        text = rest.partition(":")[2]
+        return LineRedactor()(text) != text
 
     def _visible(self, line: str) -> str | None:
         name, nul, rest = line.partition("\0")
         if nul:
-            return None if self._secret(name) else f"{name}:{rest}"
+            if self._secret(name):
+                return None
+            if self._redacts is not None and self._cached(self._redacting, name, self._redacts):
+                if self._credential(rest):
+                    return None
+            return f"{name}:{rest}"
         if line.endswith(_BINARY_NOTE) or _BINARY_NOTE + " (" in line:
             name = line.split(_BINARY_NOTE, 1)[0]
             return None if self._secret(name) else line
         return None if self._is_secret is not None else line
 
+    def _count_only(self, lines: list[str]) -> None:
+        if self._quick is None:
+            self.total += len(lines)
+            return
+        for line in lines:
+            name, nul, rest = line.partition("\0")
+            kind = self._cached(self._quickly, name, self._quick) if nul else ""
+            if kind == "secret" or (kind == "gitconfig" and self._credential(rest)):
+                self.hidden += 1
+            else:
+                self.total += 1
+
     def feed(self, text: str) -> None:
         lines = text[:-1].split("\n") if text.endswith("\n") else text.split("\n")
         room = self.max_lines - len(self.kept)
         for k, line in enumerate(lines):
-            if room <= 0:  # only counted from here: no file to judge (it costs a resolve on the loop)
-                self.total += len(lines) - k
+            if room <= 0:  # only counted from here: judged by name (resolving costs time on the loop)
+                self._count_only(lines[k:])
                 return
             visible = self._visible(line)
             if visible is None:
@@ -158,11 +199,18 @@ async def prepare_search(ctx: ToolContext, call_id: str, args: dict[str, Any]) -
     def is_secret(found: str) -> bool:
         return secret(real_path(cwd / found)) is not None
 
+    def redacts(found: str) -> bool:
+        return is_git_config(real_path(cwd / found))
+
+    def quick(found: str) -> str:  # by name only: no stat
+        path = Path(os.path.normpath(cwd / found))
+        return "secret" if secret(path) is not None else "gitconfig" if is_git_config(path) else ""
+
     # "~/x" is expanded here (no shell runs rg): rg would look for a folder named "~"
     searched = str(target) if path_arg.startswith("~") else path_arg
 
     async def execute(exec_ctx: ExecContext) -> ToolResult:
-        result = await run_search(query, searched, cwd, timeout, is_secret)
+        result = await run_search(query, searched, cwd, timeout, is_secret, redacts, quick)
         if shutil.which("rg") and not result.is_error:
             found = await asyncio.to_thread(ignore_files, target)
             if found:
@@ -182,9 +230,15 @@ async def prepare_search(ctx: ToolContext, call_id: str, args: dict[str, Any]) -
 
 
 async def run_search(
-    query: str, path_arg: str, cwd: Path, time_limit: int, is_secret: Callable[[str], bool] | None = None
+    query: str,
+    path_arg: str,
+    cwd: Path,
+    time_limit: int,
+    is_secret: Callable[[str], bool] | None = None,
+    redacts: Callable[[str], bool] | None = None,
+    quick: Callable[[str], str] | None = None,
 ) -> ToolResult:
-    matches = MatchSink(is_secret=is_secret)
+    matches = MatchSink(is_secret=is_secret, redacts=redacts, quick=quick)
     errors = HeadTailBuffer(4000)
     argv = search_command(query, path_arg)
     try:
@@ -204,14 +258,9 @@ async def run_search(
         return ToolResult(
             f"search timed out after {time_limit} s; partial results:\n{partial}", is_error=True
         )
-    hidden = (
-        f"\n[{matches.hidden:,} matching lines in secret stores (.env files, ~/.ssh ...) not shown]"
-        if matches.hidden
-        else ""
-    )
     if matches.total == 0:
         if outcome.returncode == 1 or (outcome.returncode == 0 and not stderr):
-            return ToolResult(f"No matches for {query!r} in {path_arg}.{hidden}")
+            return ToolResult(f"No matches for {query!r} in {path_arg}.")
         return ToolResult(f"search failed ({argv[0]}, exit {outcome.returncode}): {stderr}", is_error=True)
     out = "\n".join(matches.kept)
     if matches.total > len(matches.kept):
@@ -219,7 +268,6 @@ async def run_search(
             f"\n[... {matches.total - len(matches.kept):,} more matching lines not shown "
             f"({matches.total:,} in all): narrow the pattern or the path]"
         )
-    out += hidden
     if stderr:
         out += f"\n[warnings: {stderr[:1000]}]"
     return ToolResult(out)

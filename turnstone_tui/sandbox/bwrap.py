@@ -10,6 +10,8 @@ The profile (``confine``):
   tmpfs on purpose: a workspace under /tmp must stay visible, not be hidden by the private /tmp;
 - the secret stores (``secrets.py``: ``~/.ssh``, ``~/.aws``, turnstone's config and data dirs, the
   config file ...) hidden under an empty tmpfs or /dev/null, as the file tools refuse them;
+- a git config holding a credential (the working repository's, ``~/.gitconfig``) replaced by a
+  redacted copy (``gitconfig.py``);
 - ``--unshare-net`` unless the network is allowed: only a loopback interface inside;
 - a seccomp filter (``seccomp.py``): no unix sockets, so no host service behind one, wherever its
   socket lies (and abstract ones when the network namespace is shared);
@@ -75,13 +77,16 @@ def confine(
     readable: Sequence[Path] = (),
     hidden: tuple[Sequence[Path], Sequence[Path], Sequence[Path]] = ((), (), ()),
     seccomp: Path | None = None,
+    replaced: Sequence[tuple[Path, Path]] = (),
 ) -> list[str]:
     """``argv`` wrapped in bwrap with the default profile; ``writable`` paths are bound read-write,
     ``readable`` ones under /tmp (e.g. the program's own files) read-only, both after the private /tmp.
     ``hidden`` (directories, files, kept: ``secrets.hidden_paths``) are mounted over last, even inside
     a writable path: an empty tmpfs on each directory, /dev/null on each file; ``kept`` (inside a hidden
     directory) bound again read-only. ``seccomp``: the filter file (``seccomp.program_file``) that
-    bwrap loads before it runs ``argv`` (opened by a ``/bin/sh`` launcher in front of bwrap)."""
+    bwrap loads before it runs ``argv`` (opened by a ``/bin/sh`` launcher in front of bwrap).
+    ``replaced``: (copy, file) pairs, each copy bound read-only over its file (``gitconfig``: a git
+    config with its credentials redacted)."""
     out = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
     shown: set[str] = set()
     for path in readable:
@@ -104,6 +109,8 @@ def confine(
         out += ["--tmpfs", str(folder)]
     for path in kept:
         out += ["--ro-bind", str(path), str(path)]
+    for copy, target in replaced:
+        out += ["--ro-bind", str(copy), str(target)]
     for file in hidden_files:
         out += ["--ro-bind", "/dev/null", str(file)]
     out += ["--unshare-pid", "--unshare-ipc", "--unshare-uts", "--die-with-parent"]

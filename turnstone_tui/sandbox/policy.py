@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .bwrap import confine, support
+from .gitconfig import redacted_copies
 from .seccomp import program_file
 from .secrets import git_code_paths, hidden_paths
 
@@ -69,6 +70,7 @@ def plan(
         readable=readable,
         hidden=hidden,
         seccomp=program_file(),
+        replaced=redacted_copies(paths),
     )
     network_note = "network on" if net else "no network"
     return RunPlan(
