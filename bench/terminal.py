@@ -394,9 +394,11 @@ def running_app(
     args: Sequence[str] = (),
     cols: int = COLS,
     rows: int = ROWS,
+    app_script: str | None = None,
 ) -> Iterator[tuple[Terminal, object]]:
-    """The real console script in a pseudo-terminal against the scripted model server (its own
-    process) playing ``replies``; yields (terminal, server) once the app can take a prompt."""
+    """The real console script (``app_script``, or :func:`console_script`'s) in a pseudo-terminal
+    against the scripted model server (its own process) playing ``replies``; yields (terminal,
+    server) once the app can take a prompt."""
     from tests.helpers.model_server import ModelServerProcess
 
     home, work = tmp / "home", tmp / "work"
@@ -405,7 +407,7 @@ def running_app(
     with ModelServerProcess(list(replies), tmp / "server") as server:  # type: ignore[arg-type]
         config = write_app_config(tmp / "config.toml", server.openai_base_url, tmp / "bench.db")
         app = Terminal(
-            [console_script(), "--config", str(config), *args],
+            [app_script or console_script(), "--config", str(config), *args],
             cols=cols,
             rows=rows,
             env=hermetic_env(home),

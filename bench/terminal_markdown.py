@@ -18,7 +18,10 @@ Textual itself costs), and ``turnstone-tui``.
 
 Goals: settled < 100 ms after the last token; no stall over 50 ms.
 
-Run: ``.venv/bin/python bench/terminal_markdown.py [--runs 3] [--tokens 20000] [--busy]``.
+``--compare PATH`` adds another ``turnstone-tui`` console script (e.g. a fresh install of the
+commit before a change) to the rotation: an A/B measured in the same run, under the same load.
+
+Run: ``.venv/bin/python bench/terminal_markdown.py [--runs 3] [--tokens 20000] [--busy] [--compare PATH]``.
 """
 
 from __future__ import annotations
@@ -94,12 +97,13 @@ def run_floor(mode: str, tmp: Path, text: str) -> dict[str, float]:
             return watch_stream(term, server, TIMEOUT)
 
 
-def run_app(tmp: Path, text: str) -> dict[str, float]:
-    with running_app(tmp, [reply(text)]) as (term, server):
+def run_app(tmp: Path, text: str, app_script: str | None = None) -> dict[str, float]:
+    with running_app(tmp, [reply(text)], app_script=app_script) as (term, server):
         send_prompt(term, "explain the build")
         return watch_stream(term, server, TIMEOUT)  # type: ignore[arg-type]
 
 
+COMPARED = "turnstone-tui (--compare)"
 PROGRAMS = {
     "raw terminal (floor)": lambda tmp, text: run_floor("raw", tmp, text),
     "Textual Markdown widget alone": lambda tmp, text: run_floor("textual", tmp, text),
@@ -134,11 +138,18 @@ def main() -> int:
     parser.add_argument("--tokens", type=int, default=20_000)
     parser.add_argument("--busy", action="store_true", help="run two CPU-spinning processes alongside")
     parser.add_argument(
+        "--compare",
+        metavar="PATH",
+        help="another turnstone-tui console script to measure in the same rotation (an A/B)",
+    )
+    parser.add_argument(
         "--no-textual-floor",
         action="store_true",
         help="skip the Textual Markdown floor (it takes 40 s a run)",
     )
     args = parser.parse_args()
+    if args.compare:
+        PROGRAMS[COMPARED] = lambda tmp, text: run_app(tmp, text, args.compare)
     names = [name for name in PROGRAMS if not (args.no_textual_floor and name.startswith("Textual"))]
     results = measure(args.runs, args.tokens, args.busy, names)
     print()

@@ -174,3 +174,37 @@ async def test_copying_a_wrapped_compact_item_gives_its_text_not_its_layout() ->
     ) in lines
     assert "  8. eight, which wraps because it is long enough to wrap on this narrow screen width" in lines
     assert not any(line.strip().startswith("around at least") for line in lines)
+
+
+async def test_blocks_style_their_inline_classes_when_drawn_not_when_mounted(monkeypatch) -> None:
+    """Textual styles every block's four inline classes (em, strong, s, code_inline) as virtual
+    nodes when it is mounted: five stylesheet passes per block where one is needed, which made
+    styling most of the cost of mounting a streamed answer. Here a block styles a class when it
+    first draws one; what is drawn is the same (the tests above compare every cell)."""
+    from textual.css.stylesheet import Stylesheet
+
+    applied: list[str] = []
+    apply = Stylesheet.apply
+
+    def counted(self: Stylesheet, node, **kwargs) -> None:  # noqa: ANN001
+        applied.append(type(node).__name__)
+        apply(self, node, **kwargs)
+
+    document = "\n\n".join(f"Paragraph {n} with **bold** and `code`." for n in range(60))
+
+    class Long(App[None]):
+        def compose(self) -> ComposeResult:
+            yield AnswerMarkdown(document)
+
+    app = Long()
+    async with app.run_test(size=(80, 12)) as pilot:
+        await pilot.pause()
+        monkeypatch.setattr(Stylesheet, "apply", counted)
+        await app.query_one(AnswerMarkdown).append("\n\n" + document)
+        await pilot.pause()
+        monkeypatch.undo()
+        blocks = len(app.query_one(AnswerMarkdown).children)
+        text = "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+    assert blocks >= 119 and "Paragraph 0 with bold and code." in text
+    # One pass per new block (60 of them) and a few for what the screen shows; 300 more before.
+    assert len(applied) < 100, f"{len(applied)} stylesheet passes for 60 new blocks"

@@ -8,6 +8,11 @@ wraps the text with a hanging indent; whatever else the item holds (a nested lis
 follows, indented past the marker. A quote of one paragraph draws the text itself. It all looks
 exactly the same as Textual's own rendering (tests compare every cell and the SVG screenshot).
 
+Every block also computes its component styles (``.em``, ``.strong``, ``.code_inline``, ``.s``, the
+list marker) when it first draws one, not when it is mounted: Textual styles each component class
+of each block as a virtual node at mount time (four stylesheet passes on top of the block's own),
+which was most of the CSS cost of a streamed answer, and most blocks use none of them.
+
 The block classes come from Textual's private ``_markdown`` module (Textual is pinned exactly).
 """
 
@@ -18,6 +23,8 @@ from textual import events
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.content import Content, Span
+from textual.css.styles import RenderStyles
+from textual.dom import DOMNode
 from textual.geometry import Size
 from textual.message import Message
 from textual.selection import Selection
@@ -27,17 +34,76 @@ from textual.widgets._markdown import (
     MarkdownBlockQuote,
     MarkdownBullet,
     MarkdownBulletList,
+    MarkdownFence,
+    MarkdownH1,
+    MarkdownH2,
+    MarkdownH3,
+    MarkdownH4,
+    MarkdownH5,
+    MarkdownH6,
+    MarkdownHorizontalRule,
     MarkdownList,
     MarkdownListItem,
     MarkdownOrderedList,
     MarkdownOrderedListItem,
     MarkdownParagraph,
+    MarkdownUnorderedListItem,
 )
 
 MARKER_CLASS = "list-marker"
 
 
-class MarkdownListLine(MarkdownParagraph):
+class LazyComponentStyles(DOMNode):
+    """Component styles computed on first use, exactly as Textual computes them at mount.
+
+    Mixed in after a Markdown block class (Textual finds a class's CSS through its first base, and
+    this one sits before ``DOMNode`` in the MRO all the same). The stylesheet asks ``_get_component_classes()`` which
+    classes to style when it applies itself to the node; saying none skips them there, and
+    ``get_component_styles`` (what drawing a ``.em`` span ends up calling) styles a class the
+    first time it is asked for. Whatever could change the result drops what was computed: the
+    stylesheet applied to the node again (``notify_style_update``), the app's CSS refreshed (a
+    theme change), the node's pseudo-classes."""
+
+    _lazy_stamp: tuple[object, ...] | None = None
+
+    def _get_component_classes(self) -> frozenset[str]:  # type: ignore[override]
+        return frozenset()
+
+    @classmethod
+    def _lazy_component_classes(cls) -> frozenset[str]:
+        return DOMNode._get_component_classes.__func__(cls)  # type: ignore[attr-defined]
+
+    def get_component_styles(self, *names: str) -> RenderStyles:
+        stamp = (self.app._css_update_count, self._pseudo_classes_cache_key)
+        if stamp != self._lazy_stamp:
+            self._lazy_stamp = stamp
+            self._component_styles.clear()
+        known = self._lazy_component_classes()
+        for name in names:
+            if name in known and name not in self._component_styles:
+                virtual_node = DOMNode(classes=name)  # (as Stylesheet._process_component_classes)
+                virtual_node._attach(self)
+                self.app.stylesheet.apply(virtual_node, animate=False)
+                self._component_styles[name] = virtual_node.styles
+        return super().get_component_styles(*names)
+
+    def notify_style_update(self) -> None:
+        if self._component_styles:
+            self._component_styles.clear()
+            self.refresh()  # (Textual refreshes a node whose component styles changed)
+        super().notify_style_update()
+
+
+def _lazy(block: type[MarkdownBlock]) -> type[MarkdownBlock]:
+    """``block`` with lazy component styles, under the same name (so CSS and queries see it as the
+    same type)."""
+    return type(block.__name__, (block, LazyComponentStyles), {"__module__": __name__})
+
+
+LazyParagraph = _lazy(MarkdownParagraph)
+
+
+class MarkdownListLine(MarkdownParagraph, LazyComponentStyles):
     """A list item holding one paragraph: the marker, then the text wrapped beside it."""
 
     COMPONENT_CLASSES = MarkdownParagraph.COMPONENT_CLASSES | {MARKER_CLASS}
@@ -105,7 +171,7 @@ def _list_items(list_block: MarkdownBlock, markers: list[str]) -> ComposeResult:
     items = [block for block in list_block._blocks if isinstance(block, MarkdownListItem)]
     for item, marker in zip(items, markers, strict=True):
         blocks = item._blocks
-        if blocks and type(blocks[0]) is MarkdownParagraph:
+        if blocks and type(blocks[0]) in _PARAGRAPHS:
             yield MarkdownListLine(blocks[0], marker)
             # The rest of the item (a nested list, a fence, more paragraphs) goes below,
             # indented past the marker, as in Textual's column beside the bullet.
@@ -124,13 +190,16 @@ def _list_items(list_block: MarkdownBlock, markers: list[str]) -> ComposeResult:
     list_block._blocks.clear()
 
 
-class CompactBulletList(MarkdownBulletList):
+_PARAGRAPHS = (MarkdownParagraph, LazyParagraph)
+
+
+class CompactBulletList(MarkdownBulletList, LazyComponentStyles):
     def compose(self) -> ComposeResult:
         markers = [block.bullet for block in self._blocks if isinstance(block, MarkdownListItem)]
         yield from _list_items(self, markers)
 
 
-class CompactOrderedList(MarkdownOrderedList):
+class CompactOrderedList(MarkdownOrderedList, LazyComponentStyles):
     def compose(self) -> ComposeResult:
         # Numbered as Textual numbers them: from the first item's number, right-aligned.
         suffix = ". "
@@ -147,11 +216,11 @@ class CompactOrderedList(MarkdownOrderedList):
         yield from _list_items(self, markers)
 
 
-class CompactBlockQuote(MarkdownBlockQuote):
+class CompactBlockQuote(MarkdownBlockQuote, LazyComponentStyles):
     """A quote of one paragraph draws the paragraph's text itself (one widget instead of two)."""
 
     def compose(self) -> ComposeResult:
-        if len(self._blocks) == 1 and type(self._blocks[0]) is MarkdownParagraph:
+        if len(self._blocks) == 1 and type(self._blocks[0]) in _PARAGRAPHS:
             self.set_content(self._blocks[0]._content)
             self._blocks.clear()
             return
@@ -169,6 +238,18 @@ class AnswerMarkdown(Markdown):
 
     BLOCKS = {
         **Markdown.BLOCKS,
+        **{
+            f"h{level}": _lazy(block)
+            for level, block in enumerate(
+                (MarkdownH1, MarkdownH2, MarkdownH3, MarkdownH4, MarkdownH5, MarkdownH6), 1
+            )
+        },
+        "hr": _lazy(MarkdownHorizontalRule),
+        "paragraph_open": LazyParagraph,
+        "list_item_ordered_open": _lazy(MarkdownOrderedListItem),
+        "list_item_unordered_open": _lazy(MarkdownUnorderedListItem),
+        "fence": _lazy(MarkdownFence),
+        "code_block": _lazy(MarkdownFence),
         "bullet_list_open": CompactBulletList,
         "ordered_list_open": CompactOrderedList,
         "blockquote_open": CompactBlockQuote,
