@@ -2,10 +2,12 @@
 pyte screen as it arrives, keys written to the terminal, and the time at which the screen first
 showed something.
 
-The screen is read by a thread that feeds every chunk the program writes into a ``pyte`` screen
-and, right after each chunk, checks the conditions the bench is waiting for: the time reported for
-a condition is the time the chunk that made it true arrived, as a user looking at a terminal would
-see it.
+One thread reads every chunk the program writes and notes when it arrived; another feeds the chunks
+into a ``pyte`` screen and, right after each, checks the conditions the bench is waiting for: the
+time reported for a condition is the time the chunk that made it true arrived, as a user looking at
+a terminal would see it. (Reading and parsing in one thread reported a frame's last chunk late by
+the time pyte took to parse the chunks before it, ~1 ms per KB, 10-40 ms for a full Textual frame,
+and held the program's writes meanwhile: a pty buffers only 4 KB.)
 
     with Terminal([python, "app.py"], cols=120, rows=36) as term:
         shown = term.wait_for(lambda screen: "Hello" in screen.text, timeout=60)
@@ -17,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import queue
 import signal
 import statistics
 import struct
@@ -84,6 +87,7 @@ class _Waiter:
     condition: Condition
     event: threading.Event = field(default_factory=threading.Event)
     seen_at: float | None = None
+    since: float = field(default_factory=time.monotonic)
 
 
 class Terminal:
@@ -110,6 +114,8 @@ class Terminal:
         self._process: subprocess.Popen[bytes] | None = None
         self._master = -1
         self._reader: threading.Thread | None = None
+        self._parser: threading.Thread | None = None
+        self._chunks: queue.SimpleQueue[tuple[float, bytes]] = queue.SimpleQueue()
         self.started_at = 0.0
         self.bytes_read = 0
         self.last_output_at = 0.0
@@ -137,29 +143,46 @@ class Terminal:
         )
         os.close(slave)
         self._master = master
+        # the reader must get the GIL back soon after a chunk arrives, while the parser holds it
+        sys.setswitchinterval(min(sys.getswitchinterval(), 0.0005))
         self._reader = threading.Thread(target=self._read_loop, name="pty-reader", daemon=True)
+        self._parser = threading.Thread(target=self._parse_loop, name="pty-parser", daemon=True)
         self._reader.start()
+        self._parser.start()
         return self
 
     def _read_loop(self) -> None:
+        """Read chunks as fast as they come and note their arrival (parsing is the other thread's)."""
+        chunks = self._chunks
         while True:
             try:
                 data = os.read(self._master, 1 << 16)
             except OSError:
                 data = b""
             now = time.monotonic()
+            if not data:
+                chunks.put((now, b""))
+                return
+            with self._lock:
+                self.bytes_read += len(data)
+                self.last_output_at = now
+                if self.output_times is not None:
+                    self.output_times.append(now)
+            chunks.put((now, data))
+
+    def _parse_loop(self) -> None:
+        """Feed each chunk to the screen and check the waiters with the time it arrived."""
+        chunks = self._chunks
+        while True:
+            arrived, data = chunks.get()
             with self._lock:
                 if not data:
                     for waiter in self._waiters:
                         waiter.event.set()
                     self._waiters.clear()
                     return
-                self.bytes_read += len(data)
-                self.last_output_at = now
-                if self.output_times is not None:
-                    self.output_times.append(now)
                 self._stream.feed(data)
-                self._check_waiters(now)
+                self._check_waiters(arrived)
 
     def _check_waiters(self, now: float) -> None:
         if not self._waiters:
@@ -171,7 +194,8 @@ class Terminal:
             except Exception:  # a condition's bug must not kill the reader
                 met = False
             if met:
-                waiter.seen_at = now
+                # a chunk that arrived before the wait began (parsed late) counts from the wait
+                waiter.seen_at = max(now, waiter.since)
                 waiter.event.set()
                 self._waiters.remove(waiter)
 
@@ -196,8 +220,9 @@ class Terminal:
                 process.wait(5)
         with contextlib.suppress(OSError):
             os.close(self._master)
-        if self._reader is not None:
-            self._reader.join(5)
+        for thread in (self._reader, self._parser):
+            if thread is not None:
+                thread.join(5)
         self._process = None
         return process.returncode
 
