@@ -9,7 +9,9 @@ Each round launches, in a rotating order:
   model server — time to its first frame (anything on the screen) and to "ready to send" (the
   session's welcome line is on the screen);
 - ``turnstone-tui -p PROMPT`` headless against the scripted model server — time until it exited
-  with the scripted answer printed.
+  with the scripted answer printed;
+- a reference for ``-p``: the model SDK alone (``bench/sdk_request.py``: import ``openai``, one
+  streamed request as the app's provider makes it, print) — what ``-p`` costs beyond it is ours.
 
 Every process is new (a cold interpreter; the OS file cache is warm after the first round, as on a
 user's second start). Prints medians, ratios to the floor and the goals (issue 11: first frame
@@ -73,6 +75,31 @@ def floor_first_frame(env: dict[str, str], cwd: Path) -> float:
         return shown - term.started_at
 
 
+def script_python(script: str) -> str:
+    """The interpreter of the venv a console script belongs to (the SDK reference runs with the same
+    packages and ``sys.path`` as the app it is compared with)."""
+    beside = Path(script).parent / "python"
+    return str(beside) if beside.exists() else venv_python()
+
+
+def sdk_round_trip(python: str, base_url: str, env: dict[str, str], cwd: Path) -> float:
+    """The reference for ``-p``: the SDK alone, one streamed request (bench/sdk_request.py)."""
+    started = time.monotonic()
+    done = subprocess.run(
+        [python, str(ROOT / "bench" / "sdk_request.py"), base_url],
+        env={**os.environ, **env},
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    elapsed = time.monotonic() - started
+    if done.returncode != 0 or ANSWER not in done.stdout:
+        raise SystemExit(f"the SDK reference failed ({done.returncode}): {done.stdout}\n{done.stderr}")
+    return elapsed
+
+
 def app_start(script: str, config: Path, env: dict[str, str], cwd: Path) -> tuple[float, float]:
     term = Terminal([script, "--config", str(config)], cols=COLS, rows=ROWS, env=env, cwd=cwd)
     with term:
@@ -116,14 +143,14 @@ def main() -> int:
     labels = [f"app {i + 1}" for i in range(len(scripts))] if len(scripts) > 1 else [""]
 
     floors: list[float] = []
-    figures = {label: {name: [] for name in GOALS} for label in labels}
+    figures = {label: {name: [] for name in [*GOALS, "SDK alone"]} for label in labels}
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="turnstone-cold-") as tmp_name:
         tmp = Path(tmp_name)
         home, work = tmp / "home", tmp / "work"
         home.mkdir()
         work.mkdir()
-        replies = [Reply.text(f"{ANSWER} {i}.") for i in range((args.runs + 2) * len(scripts))]
+        replies = [Reply.text(f"{ANSWER} {i}.") for i in range((args.runs + 2) * 2 * len(scripts))]
         with ModelServerProcess(replies, tmp / "server") as server, busy_context(args.busy):
             env = hermetic_env(home)
             configs = [
@@ -136,7 +163,10 @@ def main() -> int:
             for script, config in zip(scripts, configs, strict=True):
                 app_start(script, config, env, work)
                 headless_round_trip(script, config, env, work)
-            steps = [("floor", -1)] + [(kind, i) for i in range(len(scripts)) for kind in ("app", "headless")]
+                sdk_round_trip(script_python(script), server.openai_base_url, env, work)
+            steps = [("floor", -1)] + [
+                (kind, i) for i in range(len(scripts)) for kind in ("app", "headless", "sdk")
+            ]
             for round_no in range(args.runs):
                 shift = round_no % len(steps)
                 for kind, i in steps[shift:] + steps[:shift]:
@@ -144,6 +174,11 @@ def main() -> int:
                         floors.append(floor_first_frame(env, work))
                         continue
                     numbers = figures[labels[i]]
+                    if kind == "sdk":
+                        numbers["SDK alone"].append(
+                            sdk_round_trip(script_python(scripts[i]), server.openai_base_url, env, work)
+                        )
+                        continue
                     if kind == "app":
                         first, ready = app_start(scripts[i], configs[i], env, work)
                         numbers["first frame"].append(first)
@@ -154,7 +189,8 @@ def main() -> int:
                         )
                 line = ", ".join(
                     f"{label + ' ' if label else ''}first frame {numbers['first frame'][-1]:.2f} s, ready "
-                    f"{numbers['ready to send'][-1]:.2f} s, -p {numbers['-p round trip'][-1]:.2f} s"
+                    f"{numbers['ready to send'][-1]:.2f} s, -p {numbers['-p round trip'][-1]:.2f} s, "
+                    f"SDK alone {numbers['SDK alone'][-1]:.2f} s"
                     for label, numbers in figures.items()
                 )
                 print(f"round {round_no + 1}/{args.runs}: floor {floors[-1]:.2f} s, {line}", flush=True)
@@ -179,6 +215,12 @@ def main() -> int:
                 f"  {title:42} median {value:6.2f} s  = {ratio:4.2f}x floor  goal <= {goal:.1f}x  "
                 f"{verdict(ratio <= goal)}"
             )
+        sdk = median(figures[label]["SDK alone"])
+        over = median(figures[label]["-p round trip"]) - sdk
+        print(
+            f"  {(label + ' ' if label else '') + 'SDK alone (reference for -p)':42} median {sdk:6.2f} s  = "
+            f"{sdk / floor:4.2f}x floor; -p takes {over * 1000:+.0f} ms more (the app's own part)"
+        )
     return 0
 
 
