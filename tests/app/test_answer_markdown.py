@@ -1,4 +1,5 @@
-"""AnswerMarkdown draws simple list items as one widget; it must look exactly like Textual's Markdown."""
+"""AnswerMarkdown draws a simple list as one widget and other lists' simple items as one widget each;
+it must look exactly like Textual's Markdown."""
 
 from __future__ import annotations
 
@@ -8,7 +9,12 @@ import pytest
 from textual.app import App, ComposeResult
 from textual.widgets import Markdown
 
-from turnstone_tui.widgets.answer_markdown import AnswerMarkdown, MarkdownListLine
+from turnstone_tui.widgets.answer_markdown import (
+    AnswerMarkdown,
+    CompactBulletList,
+    CompactOrderedList,
+    MarkdownListLine,
+)
 
 LISTS = """Intro.
 
@@ -48,19 +54,27 @@ lazy continuation
 > the second one
 > > and a nested quote
 
+- top one, with `code`
+- top two, which is long enough to wrap on a narrow screen as it goes on and on
+  1. nested ordered one
+  2. nested ordered two, which is also long enough to wrap at the narrow width
+     - deeper, with a [link](https://example.com/deep), long enough to wrap as well
+- top three
+
 After.
 """
 
 
 class MarkdownApp(App[None]):
-    def __init__(self, widget: type[Markdown], theme: str) -> None:
+    def __init__(self, widget: type[Markdown], theme: str, source: str = LISTS) -> None:
         super().__init__()
         self.widget = widget
+        self.source = source
         self.start_theme = theme
         self.clicked: list[str] = []
 
     def compose(self) -> ComposeResult:
-        yield self.widget(LISTS, open_links=False)
+        yield self.widget(self.source, open_links=False)
 
     def on_mount(self) -> None:
         self.theme = self.start_theme
@@ -90,7 +104,7 @@ def screen_cells(app: App[None]) -> list[list[Cell]]:
 async def render(widget: type[Markdown], theme: str, width: int) -> tuple[list[list[Cell]], str]:
     """The screen's cells and its SVG screenshot (as snapshot tests store it; ids normalised)."""
     app = MarkdownApp(widget, theme)
-    async with app.run_test(size=(width, 50)) as pilot:
+    async with app.run_test(size=(width, 72)) as pilot:
         await pilot.pause()
         return screen_cells(app), re.sub(r"terminal-\d+", "terminal", app.export_screenshot())
 
@@ -109,18 +123,61 @@ async def test_lists_look_exactly_like_textuals_markdown(theme: str, width: int)
     assert compact_svg == stock_svg
 
 
-async def test_simple_items_are_one_widget_and_nested_items_keep_textuals_structure() -> None:
+async def test_simple_lists_are_one_widget_and_other_lists_one_per_simple_item() -> None:
+    nested_two = "nested two that is also long enough to wrap at the narrow width we use here"
     app = MarkdownApp(AnswerMarkdown, "textual-dark")
     async with app.run_test(size=(80, 44)) as pilot:
         await pilot.pause()
-        lines = app.query(MarkdownListLine)
-        texts = [line._content.plain for line in lines]
-        assert "a short item" in texts and "nested one" in texts and "ten" in texts
-        assert "item with nested" in texts and "with a second paragraph" not in "".join(texts)
-        assert [line.marker for line in lines if line._content.plain in ("seven", "ten")] == [
-            "  7. ",
-            " 10. ",
+        markdown = app.query_one(AnswerMarkdown)
+        lists = [
+            block for block in markdown.children if isinstance(block, (CompactBulletList, CompactOrderedList))
         ]
+        # The first list holds a fence and a two-paragraph item: composed item by item (its
+        # nested list is drawn whole); the others are drawn whole, with no widgets inside.
+        assert [len(block.children) > 0 for block in lists] == [True, False, False, False, False]
+        rows = lists[4]._rows
+        assert rows is not None
+        assert [(indent, marker) for indent, marker, _ in rows] == [
+            ((), "• "),
+            ((), "• "),
+            ((2,), " 1. "),
+            ((2,), " 2. "),
+            ((2, 4), "▪ "),
+            ((), "• "),
+        ]
+        assert [marker for _, marker, content in lists[1]._rows or []] == ["  7. ", "  8. ", "  9. ", " 10. "]
+        assert [content.plain for _, _, content in lists[3]._rows or []] == ["", "an empty item above"]
+        nested = lists[0].query_one(CompactBulletList)
+        assert [content.plain for _, _, content in nested._rows or []] == ["nested one", nested_two]
+        texts = [line._content.plain for line in app.query(MarkdownListLine)]
+        assert "a short item" in texts and "item with nested" in texts and "an item with code:" in texts
+        assert "with a second paragraph" not in "".join(texts) and "nested one" not in texts
+
+
+async def test_a_streamed_list_grows_in_place_and_ends_as_rendered_whole() -> None:
+    """Textual's Markdown replaces the last block on every append: a list mounted again (with a
+    widget per item) on every streamed update. A list drawn whole takes the new items in place."""
+    source = LISTS.split("- top one")[0]
+    tail = "- top one" + LISTS.split("- top one")[1]
+    app = MarkdownApp(AnswerMarkdown, "textual-dark", source="")
+    app_whole = MarkdownApp(AnswerMarkdown, "textual-dark")
+    async with app.run_test(size=(60, 50)) as pilot:
+        markdown = app.query_one(AnswerMarkdown)
+        await markdown.append(source)
+        await pilot.pause()
+        await markdown.append(tail[:20])
+        await pilot.pause()
+        growing = markdown.children[-1]
+        assert isinstance(growing, CompactBulletList) and growing._rows is not None
+        for start in range(20, len(tail), 7):
+            await markdown.append(tail[start : start + 7])
+            await pilot.pause()
+            assert growing.parent is markdown  # the same widget, never mounted again
+        await pilot.pause()
+        streamed = screen_cells(app)
+    async with app_whole.run_test(size=(60, 50)) as pilot:
+        await pilot.pause()
+        assert screen_cells(app_whole) == streamed
 
 
 async def test_a_link_in_a_compact_list_item_is_clickable() -> None:
@@ -208,3 +265,48 @@ async def test_blocks_style_their_inline_classes_when_drawn_not_when_mounted(mon
     assert blocks >= 119 and "Paragraph 0 with bold and code." in text
     # One pass per new block (60 of them) and a few for what the screen shows; 300 more before.
     assert len(applied) < 100, f"{len(applied)} stylesheet passes for 60 new blocks"
+
+
+SECTION = """## Section {n}: what the build does
+
+The build step number {n} reads the **configuration** and resolves `dependencies`.
+
+- item one of section {n}, with `inline code`
+- item two, which is a little longer so that it wraps on a narrow terminal window
+  - a nested point
+- item three
+
+1. first step of {n}
+2. second step
+3. third step
+
+```python
+def step_{n}() -> int:
+    return {n}
+```
+
+> Note: the cache lives next to the sources; delete it to force a clean build.
+
+"""
+
+
+async def test_a_long_answer_mounts_a_few_widgets_per_section() -> None:
+    """Each widget costs a mount, a message queue and a place in every layout pass. A section of
+    a typical answer (heading, paragraph, two lists, a fence, a quote) was 15 widgets, ten of them
+    list scaffolding; each list is now one."""
+    document = "".join(SECTION.format(n=n) for n in range(20))
+
+    class Long(App[None]):
+        def compose(self) -> ComposeResult:
+            yield AnswerMarkdown(document)
+
+    app = Long()
+    async with app.run_test(size=(70, 30)) as pilot:
+        await pilot.pause()
+        markdown = app.query_one(AnswerMarkdown)
+        widgets = len(list(markdown.walk_children()))
+        lines = [strip.text for strip in app.screen._compositor.render_strips()]
+    assert widgets <= 7 * 20, f"{widgets} widgets for 20 sections"
+    assert any("• item two, which is a little longer so that it wraps on a" in line for line in lines)
+    assert any("  ▪ a nested point" in line for line in lines)
+    assert any(" 3. third step" in line for line in lines)

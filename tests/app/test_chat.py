@@ -27,8 +27,11 @@ async def test_prompt_is_sent_and_answer_streams_in(
         assert body["messages"][-1] == {"role": "user", "content": "hello model"}
         # The Markdown was rendered (a heading block and list items exist), not shown as source.
         assert app.query("AssistantMessage MarkdownH1")
-        items = app.query("AssistantMessage MarkdownListLine")
-        assert [(item.marker.strip(), item._content.plain) for item in items] == [("•", "one"), ("•", "two")]
+        lists = app.query("AssistantMessage CompactBulletList")
+        assert [(marker.strip(), text.plain) for item in lists for _, marker, text in item._rows] == [
+            ("•", "one"),
+            ("•", "two"),
+        ]
         bar = app.query_one(StatusBar)
         assert bar.state is SessionState.IDLE
         assert bar.status is not None and bar.status.prompt_tokens > 0

@@ -192,28 +192,189 @@ def _list_items(list_block: MarkdownBlock, markers: list[str]) -> ComposeResult:
 
 _PARAGRAPHS = (MarkdownParagraph, LazyParagraph)
 
+Row = tuple[tuple[int, ...], str, Content]
+"""One item of a simple list: the widths of the markers it is nested under, its marker, its paragraph."""
 
-class CompactBulletList(MarkdownBulletList, LazyComponentStyles):
+
+def _markers(list_block: MarkdownBlock) -> list[str]:
+    """The items' markers, as Textual draws them (ordered: numbered from the first item's
+    number, right-aligned)."""
+    items = [block for block in list_block._blocks if isinstance(block, MarkdownListItem)]
+    if not isinstance(list_block, MarkdownOrderedList):
+        return [item.bullet for item in items]
+    suffix = ". "
+    start = 1
+    if items and isinstance(items[0], MarkdownOrderedListItem):
+        try:
+            start = int(items[0].bullet)
+        except ValueError:
+            pass
+    numbers = range(start, start + len(items))
+    width = max((len(f"{number}{suffix}") for number in numbers), default=0)
+    return [f"{number}{suffix}".rjust(width + 1) for number in numbers]
+
+
+def _simple_rows(list_block: MarkdownBlock, indent: tuple[int, ...] = ()) -> list[Row] | None:
+    """The rows of a list whose every item is one paragraph (or nothing), maybe followed by one
+    such list (nested, depth first); ``None`` for any other list."""
+    items = list_block._blocks
+    if not items or not all(isinstance(item, MarkdownListItem) for item in items):
+        return None
+    rows: list[Row] = []
+    for item, marker in zip(items, _markers(list_block), strict=True):
+        blocks = item._blocks
+        if not blocks:  # (an empty item takes no line in Textual; one streams in as "- ")
+            rows.append((indent, marker, Content("")))
+            continue
+        if len(blocks) > 2 or type(blocks[0]) not in _PARAGRAPHS:
+            return None
+        rows.append((indent, marker, blocks[0]._content))
+        if len(blocks) == 2:
+            nested = (
+                _simple_rows(blocks[1], (*indent, cell_len(marker)))
+                if isinstance(blocks[1], MarkdownList)
+                else None
+            )
+            if nested is None:
+                return None
+            rows.extend(nested)
+    return rows
+
+
+def _marker_text(text: str) -> Content:
+    # (spans count characters) The blanks beside an item are styled as its marker, as Textual's
+    # bullet column is; as a segment of their own they keep their width in SVG screenshots, where
+    # leading spaces of a text run may collapse.
+    return Content(text, spans=[Span(0, len(text), f".{MARKER_CLASS}")])
+
+
+class _RowsList:
+    """A list whose items are each one paragraph (and maybe a list of such items below it) is
+    drawn by the list widget itself, every item wrapped beside its marker with a hanging indent:
+    one widget for the list where Textual mounts four per item (and the compact items one). Any
+    other list is composed item by item (:func:`_list_items`).
+
+    While a list streams, Textual's Markdown replaces the last block on every update; a list
+    drawn from rows takes the new rows in place instead of being mounted again."""
+
+    _rows: list[Row] | None = None
+    _laid_out: tuple[int, Content, list[tuple[bool, int]]] | None = None
+
     def compose(self) -> ComposeResult:
-        markers = [block.bullet for block in self._blocks if isinstance(block, MarkdownListItem)]
-        yield from _list_items(self, markers)
+        assert isinstance(self, MarkdownBlock)
+        rows = _simple_rows(self)
+        if rows is None:
+            yield from _list_items(self, _markers(self))
+            return
+        self._blocks.clear()
+        self._set_rows(rows)
+
+    def _set_rows(self, rows: list[Row]) -> None:
+        assert isinstance(self, MarkdownBlock)
+        self._rows = rows
+        self._laid_out = None
+        self.refresh(layout=True)
+
+    async def _update_from_block(self, block: MarkdownBlock) -> None:
+        assert isinstance(self, MarkdownBlock)
+        if self._rows is not None and type(block) is type(self):
+            rows = _simple_rows(block)
+            if rows is not None:
+                self._copy_context(block)
+                self._set_rows(rows)
+                return
+        await super()._update_from_block(block)  # type: ignore[misc]
+
+    def _lay_out(self, width: int) -> tuple[Content, list[tuple[bool, int]]]:
+        """The rows at ``width`` cells, one line of Content per screen line; and for each line,
+        whether it starts an item and the width of its indent and marker."""
+        if self._laid_out is not None and self._laid_out[0] == width:
+            return self._laid_out[1], self._laid_out[2]
+        lines: list[Content] = []
+        owners: list[tuple[bool, int]] = []
+        for indent, marker, content in self._rows or ():
+            if not content:
+                continue  # (Textual draws an empty item as nothing at all, marker included)
+            # A blank per marker the item is nested under, as Textual's bullet columns are.
+            nesting = Content("").join(_marker_text(" " * blank) for blank in indent)
+            lead = sum(indent) + cell_len(marker)
+            wrapped = content.wrap(max(1, width - lead)) or [Content("")]
+            lines.append(nesting + _marker_text(marker) + wrapped[0])
+            owners.append((True, lead))
+            hanging = nesting + _marker_text(" " * cell_len(marker))
+            for line in wrapped[1:]:
+                lines.append(hanging + line)
+                owners.append((False, lead))
+        laid_out = Content("\n").join(lines)
+        self._laid_out = (width, laid_out, owners)
+        return laid_out, owners
+
+    def render(self) -> Content:
+        assert isinstance(self, MarkdownBlock)
+        if self._rows is None:
+            return super().render()  # type: ignore[misc]
+        return self._lay_out(self.content_size.width)[0]
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        if self._rows is None:
+            return super().get_content_height(container, viewport, width)  # type: ignore[misc]
+        return len(self._lay_out(width)[1]) if width else 0
+
+    def get_content_width(self, container: Size, viewport: Size) -> int:
+        if self._rows is None:
+            return super().get_content_width(container, viewport)  # type: ignore[misc]
+        assert isinstance(self, MarkdownBlock)
+        return max(
+            (
+                sum(indent) + cell_len(marker) + content.get_optimal_width(self.styles, container.width)
+                for indent, marker, content in self._rows
+            ),
+            default=0,
+        )
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        """The selected items as text, one line each (with their marker and the indent of their
+        nesting): the lines an item wrapped onto are joined again without the hanging indent."""
+        if self._rows is None:
+            return super().get_selection(selection)  # type: ignore[misc]
+        assert isinstance(self, MarkdownBlock)
+        width = self.content_size.width
+        if not width:
+            return None
+        laid_out, owners = self._lay_out(width)
+        first = 0 if selection.start is None else selection.start.transpose[0]
+        picked: list[str] = []
+        for index, line in enumerate(selection.extract(laid_out.plain).split("\n"), first):
+            starts_item, lead = owners[min(index, len(owners) - 1)]
+            if starts_item:
+                picked.append(line)
+                continue
+            tail = line[lead:] if line.startswith(" " * lead) else line
+            if picked:
+                picked[-1] += " " + tail
+            else:
+                picked.append(tail)
+        return "\n".join(picked), "\n"
 
 
-class CompactOrderedList(MarkdownOrderedList, LazyComponentStyles):
-    def compose(self) -> ComposeResult:
-        # Numbered as Textual numbers them: from the first item's number, right-aligned.
-        suffix = ". "
-        start = 1
-        if self._blocks and isinstance(self._blocks[0], MarkdownOrderedListItem):
-            try:
-                start = int(self._blocks[0].bullet)
-            except ValueError:
-                pass
-        count = sum(1 for block in self._blocks if isinstance(block, MarkdownListItem))
-        numbers = range(start, start + count)
-        width = max((len(f"{number}{suffix}") for number in numbers), default=0)
-        markers = [f"{number}{suffix}".rjust(width + 1) for number in numbers]
-        yield from _list_items(self, markers)
+_ROWS_CSS = """
+{name} > .list-marker {{
+    color: $text-primary;
+}}
+{name}:light > .list-marker {{
+    color: $text-secondary;
+}}
+"""
+
+
+class CompactBulletList(_RowsList, MarkdownBulletList, LazyComponentStyles):
+    COMPONENT_CLASSES = {MARKER_CLASS}
+    DEFAULT_CSS = _ROWS_CSS.format(name="CompactBulletList")
+
+
+class CompactOrderedList(_RowsList, MarkdownOrderedList, LazyComponentStyles):
+    COMPONENT_CLASSES = {MARKER_CLASS}
+    DEFAULT_CSS = _ROWS_CSS.format(name="CompactOrderedList")
 
 
 class CompactBlockQuote(MarkdownBlockQuote, LazyComponentStyles):
