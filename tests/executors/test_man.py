@@ -56,7 +56,11 @@ async def test_help_fallback_when_there_is_no_page(tmp_path: Path, monkeypatch: 
     tool.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bindir}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setattr(man_module, "HELP_ALLOWLIST", man_module.HELP_ALLOWLIST | {"turnstone-fake-tool"})
-    result = await run(PREPARERS, make_ctx(tmp_path), "man", page="turnstone-fake-tool")
+    workspace = (
+        tmp_path / "project"
+    )  # the tool lies outside it (a workspace's own program runs only sandboxed)
+    workspace.mkdir()
+    result = await run(PREPARERS, make_ctx(workspace), "man", page="turnstone-fake-tool")
     assert not result.is_error
     assert "Output of `turnstone-fake-tool --help` instead" in result.text
     assert "Usage: turnstone-fake-tool [--shiny]" in result.text
@@ -86,9 +90,11 @@ async def test_without_man_installed_the_help_fallback_still_works(
     tool.chmod(0o755)
     monkeypatch.setenv("PATH", str(bindir))  # no man on this PATH
     monkeypatch.setattr(man_module, "HELP_ALLOWLIST", man_module.HELP_ALLOWLIST | {"turnstone-fake-tool"})
-    result = await run(PREPARERS, make_ctx(tmp_path), "man", page="turnstone-fake-tool")
+    workspace = tmp_path / "project"
+    workspace.mkdir()
+    result = await run(PREPARERS, make_ctx(workspace), "man", page="turnstone-fake-tool")
     assert "man is not installed" in result.text and "fake help text" in result.text
-    missing = await run(PREPARERS, make_ctx(tmp_path), "man", page="ls")
+    missing = await run(PREPARERS, make_ctx(workspace), "man", page="ls")
     assert missing.is_error and "man is not installed" in missing.text
 
 
@@ -106,3 +112,33 @@ async def test_help_of_a_program_off_the_allowlist_is_not_run(
     result = await run(PREPARERS, make_ctx(tmp_path), "man", page="turnstone-unknown-tool")
     assert result.is_error and "not on man's allowlist" in result.text and "bash tool" in result.text
     assert not marker.exists()
+
+
+async def test_the_help_fallback_runs_no_code_of_the_workspace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """man is auto-approved and `pytest --help` imports the working directory's conftest.py: a
+    conftest.py the model wrote unasked (accept-edits, full-auto) ran outside the sandbox through
+    `man pytest` (yarn's yarnPath, rustup's toolchain path, maven's jvm.config alike). The fallback
+    now runs in an empty directory (sandboxed where it can be), and a program found through a
+    relative PATH entry is not run at all."""
+    import sys
+
+    workspace = tmp_path / "project"
+    workspace.mkdir()
+    marker = workspace / "conftest-ran"
+    (workspace / "conftest.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(man_module.shutil, "which", lambda n, _w=shutil.which: None if n == "man" else _w(n))
+    result = await run(PREPARERS, make_ctx(workspace), "man", page="pytest")
+    assert "usage: pytest" in result.text, result.text
+    assert not marker.exists()
+
+    planted = workspace / "bin"
+    planted.mkdir()
+    (planted / "pytest").write_text(f"#!/bin/sh\ntouch {marker}\n")
+    (planted / "pytest").chmod(0o755)
+    monkeypatch.chdir(workspace)
+    monkeypatch.setenv("PATH", f"bin{os.pathsep}{os.environ['PATH']}")
+    relative = await run(PREPARERS, make_ctx(workspace), "man", page="pytest")
+    assert relative.is_error and "relative PATH entry" in relative.text and not marker.exists()

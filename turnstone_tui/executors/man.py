@@ -6,16 +6,27 @@ page names a command on PATH, ``<command> --help`` is shown instead, but only fo
 ``HELP_ALLOWLIST`` (well-known tools whose ``--help`` only prints): man is auto-approved, and running
 an arbitrary program is not reading a manual. For other programs the model is told to run
 ``<command> --help`` with the bash tool, which asks the user (and runs in the sandbox).
+
+Neither ``man`` nor ``--help`` runs in the workspace: many tools read their project's files first,
+and some run code from them (``pytest --help`` imports ``conftest.py``, yarn runs a ``.yarnrc.yml``
+``yarnPath``, rustup a ``rust-toolchain.toml`` toolchain ``path``, maven a ``.mvn/jvm.config``), so a
+file the model wrote unasked (accept-edits, full-auto) ran outside the sandbox through this
+auto-approved tool. Both run in an empty temp directory, in the sandbox where it can run (no
+network, nothing writable but that directory); a program found through a relative ``PATH`` entry
+is not run, nor one inside the workspace (a project's venv) where the sandbox cannot run.
 """
 
 from __future__ import annotations
 
+import asyncio
+import os
 import re
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
-from ..core.child_env import scrubbed_env
+from ..core.child_env import SandboxPolicy, plan, sandbox_policy, scrubbed_env
 from ..core.tools import Preparer, ToolContext, error_item, require_str
 from ..core.truncate import HeadTailBuffer
 from ..core.types import ExecContext, PreparedItem, ToolResult
@@ -60,26 +71,65 @@ def clean_man_text(text: str) -> str:
     return _ANSI.sub("", text)
 
 
+def _own_files(program: str) -> list[Path]:
+    """What the program needs to see in the sandbox when it lives under /tmp (hidden there): its
+    directory and the virtualenv it belongs to."""
+    path = Path(program)
+    venv = path.parent.parent
+    return [path.parent, *([venv] if (venv / "pyvenv.cfg").is_file() else [])]
+
+
+def _in_workspace(program: str, cwd: Path) -> bool:
+    """Does ``program`` lie in the workspace (a project's venv, or a file the model wrote)? Blocking."""
+    real = Path(os.path.abspath(program)).resolve()
+    workspace = cwd.resolve()
+    return real == workspace or workspace in real.parents
+
+
+class _Unconfined(Exception):
+    """The sandbox cannot run, and the program is the workspace's own."""
+
+
 async def _capture(
-    argv: list[str], cwd: Path, time_limit: int, extra_env: dict[str, str]
+    argv: list[str],
+    policy: SandboxPolicy,
+    time_limit: int,
+    extra_env: dict[str, str],
+    *,
+    confined_only: bool = False,
 ) -> tuple[int | None, str, str]:
+    """Run ``argv`` in a fresh empty directory (in the sandbox unless it is off), no network;
+    ``confined_only``: raise ``_Unconfined`` rather than run it outside the sandbox."""
     out, err = HeadTailBuffer(512 * 1024), HeadTailBuffer(8 * 1024)
-    outcome = await run_process(
-        argv,
-        cwd=cwd,
-        env=scrubbed_env(extra_env),
-        time_limit=time_limit,
-        stdout_sink=BufferSink(out),
-        stderr_sink=BufferSink(err),
-    )
+    with tempfile.TemporaryDirectory(prefix="turnstone-man-") as scratch:
+        run_plan = await asyncio.to_thread(
+            plan, policy, argv, cwd=Path(scratch), network=False, readable=_own_files(argv[0])
+        )
+        if confined_only and not run_plan.sandboxed:
+            raise _Unconfined(run_plan.note)
+        outcome = await run_process(
+            run_plan.argv,
+            cwd=Path(scratch),
+            env=scrubbed_env(extra_env),
+            time_limit=time_limit,
+            stdout_sink=BufferSink(out),
+            stderr_sink=BufferSink(err),
+        )
     code = None if outcome.timed_out else outcome.returncode
     return code, out.text(), err.text()
 
 
-async def _help_fallback(page: str, cwd: Path, reason: str) -> ToolResult:
+async def _help_fallback(page: str, cwd: Path, reason: str, policy: SandboxPolicy) -> ToolResult:
     program = shutil.which(page)
     if program is None:
         return ToolResult(f"{reason}; and {page!r} is not a command on PATH either.", is_error=True)
+    if not os.path.isabs(program):
+        return ToolResult(
+            f"{reason}; `{page}` on PATH is {program} (a relative PATH entry, in the workspace): not run "
+            "by man; use the bash tool (the user approves it)",
+            is_error=True,
+        )
+    own = await asyncio.to_thread(_in_workspace, program, cwd)
     if page in _NO_HELP_FALLBACK or page.startswith("mkfs") or page not in HELP_ALLOWLIST:
         return ToolResult(
             f"{reason}. `{page} --help` is not run automatically ({page} is not on man's allowlist of "
@@ -87,7 +137,15 @@ async def _help_fallback(page: str, cwd: Path, reason: str) -> ToolResult:
             is_error=True,
         )
     try:
-        code, out, err = await _capture([program, "--help"], cwd, HELP_TIMEOUT, {"PAGER": "cat"})
+        code, out, err = await _capture(
+            [program, "--help"], policy, HELP_TIMEOUT, {"PAGER": "cat"}, confined_only=own
+        )
+    except _Unconfined as exc:
+        return ToolResult(
+            f"{reason}; `{page}` on PATH is {program}, in the workspace, and the sandbox cannot run it "
+            f"({exc}): not run by man; use the bash tool (the user approves it)",
+            is_error=True,
+        )
     except OSError as exc:
         return ToolResult(f"{reason}; running `{page} --help` failed: {exc.strerror or exc}", is_error=True)
     text = clean_man_text(out or err).strip()
@@ -98,19 +156,22 @@ async def _help_fallback(page: str, cwd: Path, reason: str) -> ToolResult:
     return ToolResult(f"{reason}. Output of `{page} --help` instead:\n\n{text}")
 
 
-async def read_man_page(page: str, section: str | None, cwd: Path) -> ToolResult:
+async def read_man_page(
+    page: str, section: str | None, cwd: Path, policy: SandboxPolicy | None = None
+) -> ToolResult:
+    policy = policy or SandboxPolicy()
     what = f"{page}({section})" if section else page
     man = shutil.which("man")
     if man is None:
         return await _help_fallback(
-            page, cwd, f"man is not installed on this machine, so there is no man page for {what}"
+            page, cwd, f"man is not installed on this machine, so there is no man page for {what}", policy
         )
     argv = [man, "-P", "cat", *([section] if section else []), page]
     env = {"MANWIDTH": MAN_WIDTH, "MANPAGER": "cat", "PAGER": "cat", "MAN_KEEP_FORMATTING": "0"}
     try:
-        code, out, err = await _capture(argv, cwd, MAN_TIMEOUT, env)
+        code, out, err = await _capture(argv, policy, MAN_TIMEOUT, env)
     except OSError as exc:
-        return await _help_fallback(page, cwd, f"man could not be run ({exc.strerror or exc})")
+        return await _help_fallback(page, cwd, f"man could not be run ({exc.strerror or exc})", policy)
     text = clean_man_text(out).strip()
     if code == 0 and text:
         return ToolResult(text)
@@ -118,7 +179,7 @@ async def read_man_page(page: str, section: str | None, cwd: Path) -> ToolResult
         return ToolResult(f"man {what}: timed out after {MAN_TIMEOUT} s", is_error=True)
     detail = clean_man_text(err).strip().splitlines()
     reason = detail[0] if detail else f"man found no page for {what} (exit {code})"
-    return await _help_fallback(page, cwd, reason.rstrip("."))
+    return await _help_fallback(page, cwd, reason.rstrip("."), policy)
 
 
 async def prepare_man(ctx: ToolContext, call_id: str, args: dict[str, Any]) -> PreparedItem:
@@ -138,9 +199,10 @@ async def prepare_man(ctx: ToolContext, call_id: str, args: dict[str, Any]) -> P
         return error_item(call_id, "man", args, f"man: 'section' must be like 1, 2, 3 or 3p, got {section!r}")
     section = section.strip() if isinstance(section, str) and section.strip() else None
     cwd = ctx.cwd
+    policy = sandbox_policy(ctx.config)
 
     async def execute(exec_ctx: ExecContext) -> ToolResult:
-        return await read_man_page(page, section, cwd)
+        return await read_man_page(page, section, cwd, policy)
 
     title = f"{page}({section})" if section else page
     return PreparedItem(
