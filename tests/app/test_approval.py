@@ -295,3 +295,24 @@ async def test_skip_is_offered_only_for_batches() -> None:
         await pilot.press("x")
         await pilot.pause()
         assert row.has_class("-skipped") and "skipped" in str(row._toggle.render())
+
+
+async def test_no_part_of_a_command_hides_from_its_row() -> None:
+    """What runs must be what the row shows. A command past the 20,000-character preview was cut
+    without a word (the end, where a payload sits, was not there to scroll to); 30 blank lines or
+    thousands of spaces pushed the rest out of the 14-line preview; a carriage return read as a line
+    break. Now: a warning says how much is not shown, runs of blank lines and spaces are counted,
+    control characters are written out."""
+    long = "echo start; " + "x" * 25_000 + "; echo PAYLOAD"
+    blanks = "ls" + "\n" * 30 + "echo AFTER-BLANKS"
+    spaces = "ls" + " " * 5_000 + "; echo AFTER-SPACES"
+    carriage = "echo one\recho two"
+    app = Harness([bash_item(f"c{i}", c) for i, c in enumerate((long, blanks, spaces, carriage))])
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.pause()
+        rows = list(app.screen.query(ApprovalRow))
+        shown = ["\n".join(str(s.render()) for s in row.query(Static)) for row in rows]
+    assert "5,026 more characters are not shown" in shown[0]
+    assert "[... 29 blank lines ...]" in shown[1] and "echo AFTER-BLANKS" in shown[1]
+    assert "[... 5000 spaces ...]" in shown[2] and "AFTER-SPACES" in shown[2]
+    assert "echo one\\recho two" in shown[3]

@@ -10,13 +10,14 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual import events, on, work
 from textual.app import App
 from textual.binding import Binding
+from textual.filter import LineFilter
 from textual.reactive import var
 
 from ..config import ConfigError
@@ -32,6 +33,7 @@ from . import messages as m
 from .command_palette import SlashCommandProvider
 from .commands import SlashCommand, SlashCompleter, parse_slash
 from .gc_pacing import GcPacer
+from .line_filter import InvisibleFilter
 from .main_screen import MainScreen, welcome_text
 from .mcp_wait import FirstTurnMcpWait
 from .prompt_queue import PromptQueue
@@ -109,6 +111,8 @@ class TurnstoneApp(App[None]):
         if runtime is None and runtime_factory is None:
             raise ValueError("TurnstoneApp needs a runtime or a runtime_factory")
         super().__init__()
+        self._invisible_filter = InvisibleFilter()
+        """Last of the line filters: no control character reaches the terminal (line_filter.py)."""
         self.runtime: Runtime | None = runtime
         self._runtime_factory = runtime_factory
         self._owns_runtime = runtime is None
@@ -142,6 +146,9 @@ class TurnstoneApp(App[None]):
         )
 
     # --- layout -----------------------------------------------------------------------------
+
+    def get_line_filters(self) -> Sequence[LineFilter]:
+        return [*super().get_line_filters(), self._invisible_filter]
 
     def get_default_screen(self) -> MainScreen:
         return self.main

@@ -12,6 +12,7 @@ whether it runs in the sandbox.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -26,20 +27,39 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Footer, Input, Markdown, Static
 
+from ...core.display import visible
 from ...core.permissions import Rule, no_rule_reason, rule_reach, suggest_rules
 from ...core.resources import styles_dir
 from ...core.types import ApprovalDecision, PreparedItem
 from ...widgets.diff_view import DiffView
 
 PREVIEW_MAX_CHARS = 20_000
+_BLANK_RUN = re.compile(r"(?:\n[ \t]*){5,}")
+_SPACE_RUN = re.compile(r"[ \t]{40,}")
+
+
+def command_text(command: str) -> str:
+    """A command as the row shows it: what could hide part of it written out (control and
+    invisible characters, ``core.display.visible``), runs of 4+ blank lines and of 40+ spaces
+    replaced by their count (the rest of the line, or of the command, would sit far out of view)."""
+    text = visible(command)
+    text = _BLANK_RUN.sub(lambda m: f"\n[... {m.group(0).count(chr(10)) - 1} blank lines ...]\n", text)
+    return _SPACE_RUN.sub(lambda m: f" [... {len(m.group(0))} spaces ...] ", text)
+
+
+def preview_cut(item: PreparedItem) -> int:
+    """How many characters of the item's preview the row does not show (0: all of it)."""
+    preview = item.preview or (str(item.args.get("command", "")) if item.preview_kind == "bash" else "")
+    return max(0, len(preview) - PREVIEW_MAX_CHARS)
 
 
 def preview_widget(item: PreparedItem) -> Widget:
-    """The preview of one item, by ``preview_kind``."""
-    preview = item.preview[:PREVIEW_MAX_CHARS]
+    """The preview of one item, by ``preview_kind``; every kind through ``visible`` (a control
+    character in a command, a path or a diff acted on the terminal: ESC[2K erased the line)."""
+    preview = visible(item.preview[:PREVIEW_MAX_CHARS], crlf=item.preview_kind in ("diff", "markdown"))
     kind = item.preview_kind
     if kind == "bash":
-        command = preview or str(item.args.get("command", ""))
+        command = command_text((item.preview or str(item.args.get("command", "")))[:PREVIEW_MAX_CHARS])
         return Static(highlight(command, language="bash"), classes="approval-preview -bash", markup=False)
     if kind == "diff":
         if preview.strip():
@@ -53,17 +73,18 @@ def preview_widget(item: PreparedItem) -> Widget:
     if kind == "json":
         text = preview
         if not text.strip():
-            text = json.dumps(item.args, indent=2, ensure_ascii=False, default=str)
+            text = visible(json.dumps(item.args, indent=2, ensure_ascii=False, default=str))
         else:
             try:
-                text = json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+                parsed = json.loads(item.preview[:PREVIEW_MAX_CHARS])
+                text = visible(json.dumps(parsed, indent=2, ensure_ascii=False))
             except ValueError:
                 pass
         return Static(highlight(text, language="json"), classes="approval-preview -json", markup=False)
     if kind == "markdown":
         return Markdown(preview, classes="approval-preview -markdown")
     if not preview.strip() and item.args:
-        text = json.dumps(item.args, indent=2, ensure_ascii=False, default=str)
+        text = visible(json.dumps(item.args, indent=2, ensure_ascii=False, default=str))
         return Static(highlight(text, language="json"), classes="approval-preview -json", markup=False)
     return Static(preview, classes="approval-preview -text", markup=False)
 
@@ -101,7 +122,8 @@ class ApprovalRow(Vertical, can_focus=True):
     def compose(self) -> ComposeResult:
         yield Static(
             Content.assemble(
-                (f"{self.index + 1}. ", "$text-muted"), (self.item.header or self.item.func_name, "bold")
+                (f"{self.index + 1}. ", "$text-muted"),
+                (visible(self.item.header or self.item.func_name).replace("\n", " "), "bold"),
             ),
             classes="approval-row--header",
             markup=False,
@@ -111,12 +133,22 @@ class ApprovalRow(Vertical, can_focus=True):
             yield Static(
                 Content.assemble(
                     ("■ " if sandboxed else "▲ ", "$text-success" if sandboxed else "$text-warning"),
-                    (self.item.sandbox_note, "$text-muted" if sandboxed else "$text-warning"),
+                    (visible(self.item.sandbox_note), "$text-muted" if sandboxed else "$text-warning"),
                 ),
                 classes="approval-row--sandbox " + ("-sandboxed" if sandboxed else "-unconfined"),
                 markup=False,
             )
         yield self._toggle
+        cut = preview_cut(self.item)
+        if cut:
+            yield Static(
+                Content.styled(
+                    f"▲ {cut:,} more characters are not shown: too long to review here "
+                    "(deny it, or ask for a shorter one)",
+                    "bold $text-warning",
+                ),
+                classes="approval-row--sandbox -unconfined",
+            )
         with VerticalScroll(classes="approval-row--preview", can_focus=False):
             yield preview_widget(self.item)
 
@@ -125,7 +157,7 @@ class ApprovalRow(Vertical, can_focus=True):
 
     @property
     def rule_text(self) -> str:
-        return ", ".join(rule.text for rule in self.rules)
+        return visible(", ".join(rule.text for rule in self.rules)).replace("\n", "\\n")
 
     def show_always(self) -> None:
         self.set_class(bool(self.scope), "-always")

@@ -22,6 +22,7 @@ from textual.screen import ModalScreen
 from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Select, SelectionList, Static, Switch
 
+from ...core.display import visible
 from ...core.resources import styles_dir
 from ...mcp.asks import ElicitationAnswer, ElicitationRequest
 from ...mcp.elicit_form import FormField, initial_value, validate
@@ -69,11 +70,11 @@ class ElicitationScreen(ModalScreen[ElicitationAnswer]):
     def compose(self) -> ComposeResult:
         request = self.request
         with Vertical(id="elicit-dialog"):
-            yield Static(request.message, id="elicit-message", markup=False)
+            yield Static(visible(request.message), id="elicit-message", markup=False)
             if request.mode == "url":
                 yield Static(
                     Content.assemble(
-                        ("Open this page in your browser?\n", "$text-muted"), (request.url, "bold")
+                        ("Open this page in your browser?\n", "$text-muted"), (visible(request.url), "bold")
                     ),
                     id="elicit-url",
                 )
@@ -82,11 +83,14 @@ class ElicitationScreen(ModalScreen[ElicitationAnswer]):
                     for field in request.fields:
                         with Vertical(classes="elicit-row", id=f"row-{field.name}"):
                             title = Content.assemble(
-                                (field.title, "bold"), (" *" if field.required else "", "$text-error")
+                                (visible(field.title), "bold"),
+                                (" *" if field.required else "", "$text-error"),
                             )
                             yield Label(title, classes="elicit-title")
                             if field.description:
-                                yield Static(field.description, classes="elicit-description", markup=False)
+                                yield Static(
+                                    visible(field.description), classes="elicit-description", markup=False
+                                )
                             yield field_widget(field)
                             hint = field.hint()
                             yield Static(

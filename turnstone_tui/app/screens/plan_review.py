@@ -16,6 +16,7 @@ from textual.content import Content
 from textual.screen import Screen
 from textual.widgets import Footer, Markdown, Static, TextArea
 
+from ...core.display import visible
 from ...core.resources import styles_dir
 from ...core.types import PlanReview
 
@@ -47,9 +48,11 @@ class PlanReviewScreen(Screen[PlanReview]):
         with Horizontal(id="plan-header"):
             yield Static(Content.styled("Plan review", "bold $text-accent"), id="plan-title")
             yield Static(Content.styled(f"v{self.version}", "bold"), id="plan-version")
-            yield Static(Content.styled(self.shown_path, "$text-muted"), id="plan-path", markup=False)
+            yield Static(
+                Content.styled(visible(self.shown_path), "$text-muted"), id="plan-path", markup=False
+            )
         with VerticalScroll(id="plan-scroll"):
-            yield Markdown(self.plan or "*(the plan is empty)*", id="plan-markdown")
+            yield Markdown(visible(self.plan, crlf=True) or "*(the plan is empty)*", id="plan-markdown")
         with Vertical(id="plan-editor"):
             yield Static(
                 Content.assemble(

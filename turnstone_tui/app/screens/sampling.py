@@ -16,6 +16,7 @@ from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static, TextArea
 
+from ...core.display import visible
 from ...core.resources import styles_dir
 from ...mcp.asks import SampleResult, SamplingRequest
 
@@ -53,11 +54,15 @@ class SamplingApprovalScreen(ModalScreen[bool]):
                 if request.system_prompt:
                     yield Static(Content.styled("system", "bold $text-warning"), classes="sampling-role")
                     yield Static(
-                        request.system_prompt[:MESSAGE_PREVIEW_CHARS], classes="sampling-text", markup=False
+                        visible(request.system_prompt[:MESSAGE_PREVIEW_CHARS]),
+                        classes="sampling-text",
+                        markup=False,
                     )
                 for message in request.messages:
                     yield Static(Content.styled(message.role, "bold $text-accent"), classes="sampling-role")
-                    yield Static(message.text[:MESSAGE_PREVIEW_CHARS], classes="sampling-text", markup=False)
+                    yield Static(
+                        visible(message.text[:MESSAGE_PREVIEW_CHARS]), classes="sampling-text", markup=False
+                    )
             with Horizontal(classes="sampling-buttons"):
                 yield Button("Run on my model", id="sampling-approve", variant="warning")
                 yield Button("Refuse", id="sampling-deny")

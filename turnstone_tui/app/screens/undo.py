@@ -16,6 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ...core.checkpoints import UndoAction, UndoPlan
+from ...core.display import visible
 from ...core.resources import styles_dir
 from ...widgets.diff_view import DiffView
 
@@ -55,7 +56,7 @@ class UndoScreen(ModalScreen[bool]):
             yield Static(
                 Content.assemble(
                     ("Turn: ", "$text-muted"),
-                    (self.plan.label or "(no prompt)", "italic"),
+                    (visible(self.plan.label or "(no prompt)"), "italic"),
                     "\n",
                     (f"{count} file{'s' if count != 1 else ''} will change. ", "bold"),
                     ("Changes made by bash commands are not tracked.", "$text-muted"),
@@ -66,11 +67,13 @@ class UndoScreen(ModalScreen[bool]):
                 for step in self.plan.steps:
                     what, style = _ACTION_TEXT[step.action]
                     yield Static(
-                        Content.assemble((shown_path(step.path, self.cwd), "bold"), "  ", (what, style)),
+                        Content.assemble(
+                            (visible(shown_path(step.path, self.cwd)), "bold"), "  ", (what, style)
+                        ),
                         classes="undo-file",
                     )
                     if step.diff:
-                        yield DiffView(step.diff, step.path.name, classes="undo-diff")
+                        yield DiffView(visible(step.diff, crlf=True), step.path.name, classes="undo-diff")
 
     def on_mount(self) -> None:
         dialog = self.query_one("#undo-dialog")
