@@ -80,7 +80,8 @@ async def test_real_bash_streams_into_two_panes_side_by_side(tmp_path: Path) -> 
         assert a.region.y == b.region.y and a.region.x < b.region.x  # side by side
         lines_b = panes.finish("b", results[1])
         assert sorted(lines_b) == ["oops", "out"]
-        assert panes.pane("b") is None and panes.has_class("-one")
+        assert panes.pane("b") is None
+        await wait_until(pilot, lambda: panes.has_class("-one"), 20, "the grid for one pane")
         panes.finish("a", results[0])
         await pilot.pause()
         assert not panes.display and len(panes) == 0
@@ -410,18 +411,53 @@ async def test_a_pane_starting_or_finishing_restyles_the_grid_once() -> None:
         app.update_styles = counting  # type: ignore[method-assign]
         leaving = panes.pane("c2")
         panes.finish("c2", ToolResult("[exit code: 0]", process=ProcessOutcome(0)))  # -four -> -two
+        await wait_until(pilot, lambda: panes.has_class("-two"), 20, "the grid for two panes")
         assert restyled.count(panes) == 1 and leaving not in restyled
         restyled.clear()
         panes.start("c9", "sleep 9")  # -two -> -four
-        assert restyled.count(panes) == 1
+        await wait_until(pilot, lambda: panes.has_class("-four"), 20, "the grid for three panes")
+        assert restyled.count(panes) == 1 and len(panes) == 3
+
+
+async def test_panes_starting_or_finishing_together_restyle_the_grid_once_or_not_at_all() -> None:
+    """Four panes starting together (a batch approved) restyle the grid once, not once per pane;
+    four finishing together (four results at once) hide it without restyling it and the panes
+    leaving it (that was three restyles of 10-17 ms each between the last result and the next
+    request). The next pane still gets the one-pane grid."""
+    app = PanesHarness()
+    async with app.run_test(size=(120, 40)) as pilot:
+        panes = app.panes
         await pilot.pause()
-        assert panes.has_class("-four") and len(panes) == 3
+        restyled: list[object] = []
+        update_styles = app.update_styles
+
+        def counting(node, animate: bool = True) -> None:  # noqa: ANN001
+            restyled.append(node)
+            update_styles(node, animate=animate)
+
+        app.update_styles = counting  # type: ignore[method-assign]
+        for n in range(4):
+            panes.start(f"c{n}", f"sleep {n}")
+        await wait_until(pilot, lambda: panes.has_class("-four"), 20, "the grid for four panes")
+        await pilot.pause()
+        assert restyled.count(panes) == 1, restyled.count(panes)
+        restyled.clear()
+        for n in range(4):
+            panes.finish(f"c{n}", ToolResult("[exit code: 0]", process=ProcessOutcome(0)))
+        assert not panes.display
+        await pilot.pause()
+        await pilot.pause()
+        assert restyled.count(panes) == 0, restyled.count(panes)
+        panes.start("c9", "sleep 9")
+        await wait_until(pilot, lambda: panes.has_class("-one"), 20, "the grid for one pane")
+        assert panes.display and not panes.has_class("-four")
 
 
 async def test_panes_finishing_together_leave_the_grid_at_once_and_the_dom_in_one_removal() -> None:
     """A removal is awaited after the message that asked for it (the widgets' tasks end over
     several loop turns): four panes removed one by one held each following result for a frame.
-    Finished panes leave the grid at once (hidden) and the DOM together after the next frame."""
+    Finished panes leave the grid at once (hidden) and the DOM together, not at the next frame:
+    that removal's layout and repaint fell between a batch's results and the model's answer."""
     app = PanesHarness()
     async with app.run_test(size=(120, 40)) as pilot:
         panes = app.panes
@@ -441,5 +477,12 @@ async def test_panes_finishing_together_leave_the_grid_at_once_and_the_dom_in_on
             panes.finish(f"c{n}", ToolResult("[exit code: 0]", process=ProcessOutcome(0)))
         assert all(p is not None and not p.display for p in leaving) and len(panes) == 0
         assert not panes.display  # the empty grid is hidden at once
+        started = time.monotonic()
+        refreshed = asyncio.Event()
+        panes.call_after_refresh(refreshed.set)
+        await asyncio.wait_for(refreshed.wait(), 20)  # the next frame was drawn
+        await pilot.pause()
+        if time.monotonic() - started < pane_grid.LEAVE_DELAY / 2:  # (a busy machine may be later)
+            assert len(list(panes.query(BashPane))) == 4  # still in the DOM after the next frame
         await wait_until(pilot, lambda: not list(panes.query(BashPane)), 20, "the panes removed")
         assert removals == [4], removals
