@@ -183,6 +183,7 @@ def _start_sdk_import(cfg: Config) -> None:
     """Import the selected API provider's SDK in a daemon thread, from now: most of a ``-p`` run's
     CPU, overlapping the engine's imports and the database's opening. Only the third-party package
     (it imports nothing of ours); a failure is left for the provider's build to report."""
+    from .providers import tls
     from .providers.deferred import IMPORT_LOCK
     from .providers.factory import provider_name
 
@@ -191,6 +192,7 @@ def _start_sdk_import(cfg: Config) -> None:
     def load() -> None:
         try:
             with IMPORT_LOCK:  # alone: the provider's build (and MCP's import) wait for it
+                tls.prepare()  # the client's CA bundle is read meanwhile, on the other core
                 importlib.import_module(sdk)
         except Exception:  # noqa: BLE001 - said by the build, once (not as a thread's traceback)
             pass
@@ -285,15 +287,11 @@ def route_logs_to_file(path: Path) -> Path | None:
 def run_app(cfg: Config, args: argparse.Namespace) -> int:
     from .app.app import TurnstoneApp
     from .config import log_dir
-    from .core.registry import ToolDefinitionError, default_registry
 
     if not os.environ.get("TURNSTONE_LOG_FILE"):
         route_logs_to_file(log_dir() / "turnstone-tui.log")
-
-    try:
-        default_registry()
-    except ToolDefinitionError as exc:
-        return _fail(str(exc), 1)
+    # The tool definitions are read with the engine, after the first frame: a broken one is said
+    # on the screen ("Could not start a session: ... broken.json: ...").
 
     async def make_runtime() -> Runtime:
         if _debug_mode():  # the app's loop: stalls go to the log (TURNSTONE_LOG_FILE)

@@ -73,3 +73,25 @@ async def test_the_first_screen_mounts_no_pane_grid_or_mcp_panel_until_used(tmp_
         assert order.index("panes") == order.index("prompt-area") - 1, order
         assert app.query_one(ParallelPanes) is app.main.mounted_panes
         await wait_until(pilot, lambda: app.panes.pane("call_1").lines == ["building"], what="the line")
+
+
+def test_the_console_script_draws_the_first_frame_before_reading_the_tool_definitions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``run_app`` hands over to the app without reading ``tools/*.json`` (the engine reads them
+    after the first frame; a broken one is said on the screen as the session fails to start)."""
+    from turnstone_tui import cli
+    from turnstone_tui.config import Config
+    from turnstone_tui.core import registry
+
+    monkeypatch.setenv("TURNSTONE_LOG_FILE", str(tmp_path / "log"))  # no log routing to the user's dir
+    read_before_run: list[int] = []
+
+    def run(self: TurnstoneApp) -> None:
+        read_before_run.append(registry.default_registry.cache_info().currsize)
+
+    monkeypatch.setattr(TurnstoneApp, "run", run)
+    registry.default_registry.cache_clear()
+    args = cli.build_parser().parse_args([])
+    assert cli.run_app(Config(), args) == 0
+    assert read_before_run == [0]
