@@ -225,7 +225,7 @@ def test_a_headless_run_imports_no_textual_and_starts_the_sdk_import_before_the_
 
         class Recorder:
             def find_spec(self, name, path=None, target=None):
-                if name in ("openai", "turnstone_tui.runtime") and name not in seen:
+                if name in ("httpcore2", "openai", "turnstone_tui.runtime") and name not in seen:
                     deferred = sys.modules.get("turnstone_tui.providers.deferred")
                     seen[name] = {{
                         "thread": threading.current_thread().name,
@@ -254,6 +254,12 @@ def test_a_headless_run_imports_no_textual_and_starts_the_sdk_import_before_the_
     assert "headless answer" in done.stdout
     report = json.loads(done.stdout.strip().splitlines()[-1])
     assert report["code"] == 0 and not report["textual"]
-    # under the import lock: the provider's build and MCP's import (both reach httpx2) wait for it
+    # under the import lock: the provider's build and MCP's import (both reach httpx2) wait for it;
+    # the thread starts with the SDK's HTTP core (httpcore2: its TLS context is then built in a
+    # thread of its own, see providers.tls), then the SDK
     expected = {"thread": "sdk-import", "runtime_loaded": False, "alone": True}
-    assert report["seen"]["openai"] == expected, report
+    assert report["seen"]["httpcore2"] == expected, report
+    assert {k: v for k, v in report["seen"]["openai"].items() if k != "runtime_loaded"} == {
+        "thread": "sdk-import",
+        "alone": True,
+    }, report

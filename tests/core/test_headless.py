@@ -284,6 +284,48 @@ def test_start_up_runs_no_garbage_collection_until_the_sdk_is_in(
     assert json.loads(witness) == {"before_sdk": 0, "on_at_exit": True}
 
 
+TLS_WITNESS = """
+import atexit, json, ssl, sys, threading
+from turnstone_tui import cli
+
+reads = []
+real = ssl.SSLContext.load_verify_locations
+
+
+def load_verify_locations(self, *args, **kwargs):
+    sdk = sys.modules.get("openai")
+    reads.append([threading.current_thread().name, sdk is not None and hasattr(sdk, "AsyncOpenAI")])
+    return real(self, *args, **kwargs)
+
+
+ssl.SSLContext.load_verify_locations = load_verify_locations
+atexit.register(lambda: print(json.dumps(reads)))
+sys.argv = ["turnstone-tui", *sys.argv[1:]]
+cli.entry()
+"""
+
+
+def test_the_clients_ca_bundle_is_read_while_the_sdk_imports(
+    model_server: ScriptedModelServer, tmp_path: Path
+) -> None:
+    """The HTTP client's TLS context (the system's CA bundle) is built in a thread of its own as
+    the SDK starts to import, not by the provider's build after it (on the way to the request)."""
+    model_server.script([Reply.text("Read early.")])
+    proc = subprocess.run(
+        [sys.executable, "-c", TLS_WITNESS, *base_args(model_server, tmp_path, "openai"), "-p", "hi"],
+        cwd=tmp_path,
+        env=cli_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+    assert proc.returncode == 0, proc.stderr
+    answer, witness = proc.stdout.splitlines()
+    assert answer == "Read early."
+    # read once, by the thread started just before the SDK's import (not by the provider's build)
+    assert [thread for thread, _sdk_in in json.loads(witness)] == ["tls-context"]
+
+
 def test_a_run_without_commands_never_starts_the_sandbox(
     model_server: ScriptedModelServer, tmp_path: Path
 ) -> None:

@@ -27,6 +27,7 @@ from ..core.provider import (
     ToolSearchDone,
     UsageUpdate,
 )
+from . import tls
 from .capabilities import anthropic_native_tool_search
 from .citations import cited_sources
 from .retry import (
@@ -276,12 +277,17 @@ class AnthropicProvider:
         )
         self._thinking_for: dict[str, list[dict[str, Any]]] = {}
         self.native_tool_search: bool | None = anthropic_native_tool_search(model)
+        # ``timeout`` bounds each wait for data: it is the stream's idle timeout
+        timeouts = httpx2.Timeout(timeout, connect=min(connect_timeout, timeout))
+        context = tls.take()  # built while the SDK was imported, if it was (see providers.tls)
         self._client = anthropic.AsyncAnthropic(
             api_key=api_key or PLACEHOLDER_API_KEY,
             base_url=self.base_url or None,
             max_retries=0,
-            # ``timeout`` bounds each wait for data: it is the stream's idle timeout
-            timeout=httpx2.Timeout(timeout, connect=min(connect_timeout, timeout)),
+            timeout=timeouts,
+            http_client=None
+            if context is None
+            else anthropic.DefaultAsyncHttpxClient(timeout=timeouts, verify=context),
         )
 
     @classmethod

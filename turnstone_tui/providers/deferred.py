@@ -36,9 +36,11 @@ build and so every request of the session."""
 def _build_alone(config: Config, preload: tuple[str, ...] = ()) -> Provider:
     import importlib
 
+    from . import tls
     from .factory import create_provider
 
     with IMPORT_LOCK:
+        tls.prepare()  # read while the SDK imports (a no-op when the -p run's SDK import did it)
         provider = create_provider(config)
         for name in preload:
             with contextlib.suppress(ImportError):

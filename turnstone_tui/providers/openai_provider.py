@@ -25,6 +25,7 @@ from ..core.provider import (
     ToolCallDelta,
     UsageUpdate,
 )
+from . import tls
 from .capabilities import openai_hosted_tool_search
 from .citations import cited_sources
 from .openai_responses import (
@@ -153,12 +154,17 @@ class OpenAIProvider:
         self.retry = retry or RetryPolicy()
         # Hosted tool search (Responses API) by the model's name; [models.NAME] tool_search overrides.
         self.native_tool_search: bool | None = openai_hosted_tool_search(model)
+        # ``timeout`` bounds each wait for data: it is the stream's idle timeout
+        timeouts = httpx2.Timeout(timeout, connect=min(connect_timeout, timeout))
+        context = tls.take()  # built while the SDK was imported, if it was (see providers.tls)
         self._client = openai.AsyncOpenAI(
             api_key=api_key or PLACEHOLDER_API_KEY,
             base_url=self.base_url or None,
             max_retries=0,
-            # ``timeout`` bounds each wait for data: it is the stream's idle timeout
-            timeout=httpx2.Timeout(timeout, connect=min(connect_timeout, timeout)),
+            timeout=timeouts,
+            http_client=None
+            if context is None
+            else openai.DefaultAsyncHttpxClient(timeout=timeouts, verify=context),
         )
 
     @classmethod
