@@ -228,10 +228,15 @@ async def test_the_apps_own_process_files_are_secret_stores(tmp_path: Path, name
     assert search.error is not None and "secret store" in search.error
 
 
-@pytest.mark.parametrize("relative", [".git/config", ".git/hooks/pre-commit"])
+@pytest.mark.parametrize(
+    "relative",
+    [".git/config", ".git/hooks/pre-commit", ".git/commondir", "sub/.git/config", ".gitmodules", "sub/.git"],
+)
 async def test_edits_to_what_git_runs_are_not_plain_workspace_edits(tmp_path: Path, relative: str) -> None:
     """accept-edits and full-auto run workspace edits unasked: a hook or core.fsmonitor written there
-    runs outside the sandbox the next time the user runs git, so those edits ask."""
+    runs outside the sandbox the next time the user runs git, so those edits ask; so does anything
+    in a .git (a commondir naming another config, a nested repository) and .gitmodules (before:
+    only .git/config and .git/hooks, and .git/commondir ran core.fsmonitor from elsewhere)."""
     (tmp_path / ".git" / "hooks").mkdir(parents=True)
     (tmp_path / ".git" / "config").write_text("[core]\n")
     ctx = make_ctx(tmp_path)
@@ -240,7 +245,7 @@ async def test_edits_to_what_git_runs_are_not_plain_workspace_edits(tmp_path: Pa
         ctx.read_tracker.record(tmp_path / relative)
         write = await prepare(PREPARERS, ctx, "write_file", path=relative, content="planted\n")
     assert write.error is None and write.subject is not None and not write.subject.workspace_edit
-    ordinary = await prepare(PREPARERS, ctx, "write_file", path=".git/description", content="x\n")
+    ordinary = await prepare(PREPARERS, ctx, "write_file", path="src/git.txt", content="x\n")
     assert ordinary.subject is not None and ordinary.subject.workspace_edit
 
 

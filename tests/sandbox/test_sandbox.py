@@ -591,22 +591,51 @@ def test_a_hidden_folder_holding_the_workspace_is_not_hidden() -> None:
 
 @needs_bwrap
 async def test_a_sandboxed_command_cannot_plant_git_hooks_or_config(tmp_path: Path) -> None:
-    """A hook or core.fsmonitor written by a sandboxed command (unasked in full-auto) ran outside the
-    sandbox the next time the user ran git. .git/config and .git/hooks are now read-only in the
-    sandbox; the rest of .git (objects, refs, index) stays writable for git add / commit."""
+    """What a sandboxed command (unasked in full-auto) leaves in .git runs outside the sandbox the
+    next time the user runs git. Read-only .git/config and .git/hooks were not enough: .git/commondir
+    (git then reads core.fsmonitor from a folder the command made), a renamed .git replaced by a
+    '.git' file naming such a folder, or a gitlink added to the index for a nested repository whose
+    own config holds core.fsmonitor. The whole .git (and each submodule's) is now read-only and
+    cannot be renamed; git status / log / diff still work in the sandbox."""
+    import subprocess
+
     workspace, _ = dirs(tmp_path)
-    git = workspace / ".git"
-    (git / "hooks").mkdir(parents=True)
-    (git / "config").write_text("[core]\n")
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-C", str(workspace)]
+    await asyncio.to_thread(subprocess.run, [*git, "init", "-q"], check=True)
+    (workspace / "a.txt").write_text("one\n")
+    await asyncio.to_thread(subprocess.run, [*git, "add", "."], check=True)
+    await asyncio.to_thread(subprocess.run, [*git, "commit", "-qm", "first"], check=True)
+    (workspace / "a.txt").write_text("two\n")
+    before = {p: p.read_bytes() for p in (workspace / ".git").rglob("*") if p.is_file()}
     ctx = make_ctx(workspace, config=sandboxed_config())
-    command = (
-        "echo '[core] fsmonitor = planted' >> .git/config; echo planted > .git/hooks/pre-commit; "
-        "echo ref > .git/ORIG_HEAD && echo WROTE-REF"
-    )
+    attempts = [
+        "echo '[core] fsmonitor = planted' >> .git/config",
+        "echo planted > .git/hooks/pre-commit",
+        "echo ../evil > .git/commondir",
+        "mv .git .old",
+        "git update-index --add --cacheinfo 160000,0123456789012345678901234567890123456789,nested",
+    ]
+    command = "; ".join(f"{a} && echo DONE-{i}" for i, a in enumerate(attempts))
+    command += "; echo STATUS; git status --short; git log --oneline; git diff --stat"
     result = await run(BASH, ctx, "bash", command=command)
-    assert (git / "config").read_text() == "[core]\n"
-    assert not (git / "hooks" / "pre-commit").exists()
-    assert "WROTE-REF" in result.text and (git / "ORIG_HEAD").read_text() == "ref\n"
+    assert "DONE-" not in result.text, result.text
+    after = {p: p.read_bytes() for p in (workspace / ".git").rglob("*") if p.is_file()}
+    assert after == before and not (workspace / ".old").exists()
+    assert "M a.txt" in result.text and "first" in result.text and "1 file changed" in result.text
+
+
+@needs_bwrap
+async def test_sandbox_writable_naming_dot_git_lets_git_commit_in_the_sandbox(tmp_path: Path) -> None:
+    """The opt-in: [sandbox] writable = ["<repo>/.git"] leaves that .git writable (git add / commit)."""
+    import subprocess
+
+    workspace, _ = dirs(tmp_path)
+    await asyncio.to_thread(subprocess.run, ["git", "-C", str(workspace), "init", "-q"], check=True)
+    config = sandboxed_config()
+    config.sandbox.writable = [str(workspace / ".git")]
+    command = "echo x > a.txt && git add a.txt && git -c user.name=t -c user.email=t@x commit -qm c && echo COMMITTED"
+    result = await run(BASH, make_ctx(workspace, config=config), "bash", command=command)
+    assert "COMMITTED" in result.text, result.text
 
 
 def _repo_with_a_token(repo: Path, sub: Path) -> None:

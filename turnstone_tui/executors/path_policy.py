@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..sandbox.gitconfig import MAX_CONFIG_BYTES, is_git_config, redact_text
-from ..sandbox.secrets import GIT_CODE_PATHS, SECRET_FILES, secret_dirs
+from ..sandbox.secrets import SECRET_FILES, secret_dirs
 
 _ENV_EXAMPLES = frozenset({".env.example", ".env.sample", ".env.template", ".env.dist"})
 _PROCESS_SECRETS = frozenset({"environ", "mem"})
@@ -83,13 +83,15 @@ def secret_refusal(tool: str, shown: str, store: str) -> str:
 
 
 def runs_code_in_git(real: Path, workspace: Path) -> bool:
-    """Is ``real`` the workspace repository's ``.git/config`` or in ``.git/hooks`` (what git runs)?
-    An edit there is never a plain workspace edit: accept-edits and full-auto ask for it."""
+    """Is ``real`` inside a ``.git`` (a directory or a worktree's ``.git`` file) or the ``.gitmodules``
+    of the workspace, at any depth? What git runs comes from there (hooks, ``core.fsmonitor``, a
+    ``commondir`` or ``gitdir`` naming another config, a nested repository): an edit there is never a
+    plain workspace edit, so accept-edits and full-auto ask for it."""
     try:
         parts = real.relative_to(real_path(workspace)).parts
     except ValueError:
         return False
-    return len(parts) >= 2 and parts[0] == ".git" and parts[1] in GIT_CODE_PATHS
+    return ".git" in parts or (bool(parts) and parts[-1] == ".gitmodules")
 
 
 def holds_credential(real: Path) -> bool:

@@ -58,8 +58,9 @@ def plan(
         return RunPlan(list(argv), False, f"not sandboxed: {found.reason}")
     paths = [Path(cwd), *(Path(p) for p in writable), *(Path(p).expanduser() for p in policy.writable)]
     hidden_dirs, hidden_files, kept = hidden_paths(policy.hidden)
-    for folder in paths:  # a writable repository's hooks and config stay read-only
-        kept += [p.resolve() for p in git_code_paths(folder.resolve())]
+    opted_in = tuple(Path(p).expanduser().resolve() for p in policy.writable)
+    for folder in paths:  # a writable repository's .git stays read-only (secrets.git_code_paths)
+        kept += [p.resolve() for p in git_code_paths(folder.resolve(), opted_in)]
     hidden = (hidden_dirs, hidden_files, kept)
     wrapped = confine(
         argv,

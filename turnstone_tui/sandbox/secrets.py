@@ -51,16 +51,44 @@ def secret_dirs() -> list[tuple[str, Path]]:
 
 GIT_CODE_PATHS = ("config", "hooks")
 """What in a repository's ``.git`` makes git run code (hooks, ``core.fsmonitor``, ``core.hooksPath``,
-aliases, filters): read-only for sandboxed commands, and edits to them ask, so a command cannot plant
-code that runs outside the sandbox the next time the user runs git."""
+aliases, filters). Protecting only these was not enough: a sandboxed command could write
+``.git/commondir`` (git then reads its config from a folder the command made), rename ``.git`` and
+put a ``.git`` file there naming such a folder, or add a gitlink to the index for a nested repository
+whose own config runs code, each run by the user's next ``git status`` outside the sandbox."""
 
 
-def git_code_paths(folder: Path) -> list[Path]:
-    """The existing ``GIT_CODE_PATHS`` of the repository whose work tree is ``folder``. Blocking."""
-    git = folder / ".git"
-    if not git.is_dir() or git.is_symlink():
+def git_code_paths(folder: Path, writable: tuple[Path, ...] = ()) -> list[Path]:
+    """What stays read-only for sandboxed commands in the repository whose work tree is ``folder``:
+    its whole ``.git`` (a directory, or a worktree's ``.git`` file; bound over itself, it can be
+    neither changed nor renamed: git status, log and diff work, add and commit do not) and the
+    ``.git`` of each submodule ``.gitmodules`` names. Not where ``[sandbox] writable`` names that
+    ``.git`` itself (the user's opt-in to git writes in the sandbox). Blocking."""
+    found: list[Path] = []
+    for git in [folder / ".git", *(folder / sub / ".git" for sub in _submodule_paths(folder))]:
+        if git.is_symlink() or not git.exists() or git.resolve() in writable:
+            continue
+        found.append(git)
+    return found
+
+
+def _submodule_paths(folder: Path) -> list[str]:
+    """The ``path = ...`` entries of ``folder/.gitmodules`` (relative, inside the folder)."""
+    try:
+        text = (folder / ".gitmodules").read_text(errors="replace")[: 1 << 20]
+    except OSError:
         return []
-    return [git / name for name in GIT_CODE_PATHS if (git / name).exists() or (git / name).is_symlink()]
+    paths = []
+    for line in text.splitlines():
+        key, _, value = line.strip().partition("=")
+        value = value.strip().strip('"')
+        if (
+            key.strip().lower() == "path"
+            and value
+            and not value.startswith("/")
+            and ".." not in value.split("/")
+        ):
+            paths.append(value)
+    return paths
 
 
 def runtime_dirs() -> list[Path]:
