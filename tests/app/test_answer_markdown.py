@@ -310,3 +310,26 @@ async def test_a_long_answer_mounts_a_few_widgets_per_section() -> None:
     assert any("• item two, which is a little longer so that it wraps on a" in line for line in lines)
     assert any("  ▪ a nested point" in line for line in lines)
     assert any(" 3. third step" in line for line in lines)
+
+
+async def test_a_list_drawn_whole_keeps_links_clickable_and_copies_item_by_item() -> None:
+    app = MarkdownApp(AnswerMarkdown, "textual-dark")
+    async with app.run_test(size=(40, 90)) as pilot:
+        await pilot.pause()
+        drawn = next(
+            block
+            for block in app.query(CompactBulletList)
+            if any("deeper" in content.plain for _, _, content in block._rows or [])
+        )
+        lines = [strip.text for strip in drawn.render_lines(drawn.region.reset_offset)]
+        row = next(y for y, text in enumerate(lines) if "link" in text)
+        await pilot.click(drawn, offset=(lines[row].index("link") + 1, row))
+        await pilot.pause()
+        assert app.clicked == ["https://example.com/deep"]
+        app.query_one(AnswerMarkdown).text_select_all()
+        await pilot.pause()
+        copied = (app.screen.get_selected_text() or "").splitlines()
+    # Wrapped on screen (40 columns), one line each when copied; nested items keep their indent.
+    assert "• top two, which is long enough to wrap on a narrow screen as it goes on and on" in copied
+    assert "   2. nested ordered two, which is also long enough to wrap at the narrow width" in copied
+    assert "      ▪ deeper, with a link, long enough to wrap as well" in copied
