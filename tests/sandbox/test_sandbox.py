@@ -700,3 +700,17 @@ def test_a_worktree_or_subfolder_finds_the_config_git_reads(tmp_path: Path) -> N
     copies = dict((target, copy) for copy, target in redacted_copies([worktree]))
     assert "TOKEN" not in copies[main_config].read_text()
     assert "alice:REDACTED@github.com" in copies[main_config].read_text()
+
+
+def test_a_file_a_git_config_includes_is_redacted_too(tmp_path: Path) -> None:
+    """[include] path = ... (or [includeIf]) pulls another file into the config, tokens and all:
+    the sandbox's redacted copies cover the included file as well."""
+    from turnstone_tui.sandbox.gitconfig import redacted_copies
+
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / ".git" / "config").write_text('[includeIf "gitdir:~/"]\n\tpath = ../../tokens.inc\n')
+    (tmp_path / "tokens.inc").write_text('[remote "origin"]\n\turl = https://ghp_TOKEN9@github.com/a/b\n')
+    copies = {target: copy for copy, target in redacted_copies([repo])}
+    included = (tmp_path / "tokens.inc").resolve()
+    assert included in copies and "TOKEN" not in copies[included].read_text()

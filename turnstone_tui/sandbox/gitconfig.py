@@ -150,18 +150,47 @@ def _git_dirs(folder: Path) -> list[Path]:
 
 def config_files(folders: Iterable[Path]) -> list[Path]:
     """The git config files a git command run in ``folders`` reads that may hold credentials: each
-    repository's ``config`` / ``config.worktree``, ``~/.gitconfig``, ``$XDG_CONFIG_HOME/git/config``."""
+    repository's ``config`` / ``config.worktree``, ``~/.gitconfig``, ``$XDG_CONFIG_HOME/git/config``,
+    and the files their ``[include]`` / ``[includeIf]`` sections name (at most ``MAX_CONFIGS``)."""
     files: list[Path] = [Path("~/.gitconfig").expanduser()]
     files += [home / "git" / "config" for home in _config_homes()]
     for folder in folders:
         for git_dir in _git_dirs(Path(folder).resolve()):
             files += [git_dir / "config", git_dir / "config.worktree"]
     out: list[Path] = []
-    for path in files:
-        real = path.resolve()
-        if real not in out and real.is_file():
-            out.append(real)
+    while files:
+        real = files.pop(0).resolve()
+        if real in out or not real.is_file() or len(out) >= MAX_CONFIGS:
+            continue
+        out.append(real)
+        files += _includes(real)
     return out
+
+
+MAX_CONFIGS = 64
+_INCLUDE = re.compile(r"^\s*\[\s*include(?:if\s+\"[^\"]*\")?\s*\]\s*$", re.IGNORECASE)
+_PATH_LINE = re.compile(r"^\s*path\s*=\s*(?P<value>.*?)\s*$", re.IGNORECASE)
+
+
+def _includes(config: Path) -> list[Path]:
+    """The files ``config``'s ``[include]`` / ``[includeIf "..."]`` sections name (``path = ...``,
+    ``~`` expanded, relative to the config's folder): they can hold the same credentials."""
+    try:
+        text = config.read_text(errors="replace")[:MAX_CONFIG_BYTES]
+    except OSError:
+        return []
+    found: list[Path] = []
+    inside = False
+    for line in text.splitlines():
+        if line.lstrip().startswith("["):
+            inside = bool(_INCLUDE.match(line))
+            continue
+        match = _PATH_LINE.match(line) if inside else None
+        if match and match["value"]:
+            value = match["value"].strip('"')
+            path = Path(value).expanduser()
+            found.append(path if path.is_absolute() else config.parent / path)
+    return found
 
 
 @functools.cache
