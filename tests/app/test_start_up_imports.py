@@ -42,6 +42,9 @@ HEAVY = [
     "turnstone_tui.mcp.config",
     # repairs broken tool-call arguments: loaded by the first call that needs it
     "json_repair",
+    # the chat's tool cards (and their output logs) come with the first tool call
+    "turnstone_tui.widgets.tool_card",
+    "turnstone_tui.widgets.bash_pane",
 ]
 SESSION_LOADS = {"httpx"}  # the SDK's HTTP client (the selected provider's, by design)
 ENGINE = [
@@ -53,6 +56,8 @@ ENGINE = [
     "turnstone_tui.storage.db",
     # a resumed chat's replay: imported when there is something to replay
     "turnstone_tui.app.replay",
+    # @file attachments: the session's (and a resumed chat's prompt history)
+    "turnstone_tui.core.mentions",
 ]
 
 

@@ -21,7 +21,6 @@ from textual.filter import LineFilter
 from textual.reactive import var
 
 from ..config import ConfigError
-from ..core.mentions import strip_attachments
 from ..core.outcomes import cancelled_result
 from ..core.resources import styles_dir
 from ..core.types import SessionState
@@ -245,8 +244,10 @@ class TurnstoneApp(App[None]):
         if self.session.instructions.files:
             await self.chat.add_info(self.session.instructions.describe(self.session.cwd))
         if session_id and replay and self.session.messages:
+            from ..core.mentions import strip_attachments  # only for a resumed chat
+
             if not shown_early:
-                from .replay import replay_messages  # only for a resumed chat
+                from .replay import replay_messages
 
                 await replay_messages(self.chat, self.session.messages)
             for message in self.session.messages:

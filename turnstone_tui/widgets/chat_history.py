@@ -16,7 +16,6 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from .chat_messages import AssistantMessage, ErrorMessage, InfoMessage, ReasoningBlock, UserMessage
-from .tool_card import ToolCard
 
 Revive = Callable[[], Widget]
 """Builds a finished entry's widget again."""
@@ -31,6 +30,8 @@ def revival(widget: Widget) -> Revive | None:
             return None
         source = widget.source
         return lambda: AssistantMessage(source, finished=True, classes=classes)
+    from .tool_card import ToolCard  # loaded with the first tool call (off the first frame)
+
     if isinstance(widget, ToolCard):
         return widget.recipe() if widget.finished_at is not None else None
     if isinstance(widget, ReasoningBlock):

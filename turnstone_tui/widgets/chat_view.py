@@ -40,10 +40,10 @@ from .chat_messages import (
     UserMessage,
     WelcomeMessage,
 )
-from .tool_card import ToolCard
 
 if TYPE_CHECKING:
     from .markdown_chunks import MarkdownChunk
+    from .tool_card import ToolCard  # loaded with the first tool call (off the first frame)
 
 # Frozen chunks within this many viewport heights above or below the view stay laid out.
 REACH = 0.5
@@ -317,6 +317,8 @@ class ChatView(VerticalScroll, can_focus=True):
         if not leaving:
             return
         self._capture_view_top()
+        from .tool_card import ToolCard
+
         for widget in leaving:
             if isinstance(widget, ToolCard):
                 self._cards.pop(widget.item.call_id, None)
@@ -365,6 +367,8 @@ class ChatView(VerticalScroll, can_focus=True):
                 return
             self._capture_view_top()
             widgets = [revive() for revive in self._older.take_newest(LOAD_BATCH)]
+            from .tool_card import ToolCard
+
             for widget in widgets:
                 if isinstance(widget, ToolCard):
                     self._cards.setdefault(widget.item.call_id, widget)
@@ -485,6 +489,8 @@ class ChatView(VerticalScroll, can_focus=True):
 
     async def add_tool_cards(self, items: list[PreparedItem]) -> list[ToolCard]:
         await self.end_message()
+        from .tool_card import ToolCard
+
         cards = [ToolCard(item) for item in items]
         for card in cards:
             self._cards[card.item.call_id] = card
