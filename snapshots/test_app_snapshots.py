@@ -302,3 +302,29 @@ def test_undo_screen(snap_compare, model_server: ScriptedModelServer, tmp_path: 
         await pilot.pause(0.2)
 
     assert snap_compare(make_app(model_server, tmp_path), terminal_size=SIZE, run_before=run_before)
+
+
+def test_escalation_screen(snap_compare, model_server: ScriptedModelServer, tmp_path: Path) -> None:
+    """An approved command the sandbox refused: run it again OUTSIDE the sandbox? (the command as the
+    approval rows show it, the failure line, the warning; y / n only)."""
+    from turnstone_tui.core.types import EscalationRequest
+
+    request = EscalationRequest(
+        call_id="call_commit",
+        func_name="bash",
+        command="git add src/dates.py tests/test_dates.py && git commit -m 'Read the timezone from the config'",
+        failure="fatal: Unable to create '/home/user/project/.git/index.lock': Read-only file system",
+        cause=(
+            "a read-only file system: the sandbox binds every .git (and everything outside the "
+            "workspace and [sandbox] writable) read-only"
+        ),
+    )
+    asked: list[asyncio.Task[bool | None]] = []
+
+    async def run_before(pilot: Pilot) -> None:
+        app = await ready(pilot)
+        asked.append(asyncio.create_task(app.bridge.confirm_unsandboxed(request)))
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "EscalationScreen", what="the question")
+        await pilot.pause(0.2)
+
+    assert snap_compare(make_app(model_server, tmp_path), terminal_size=SIZE, run_before=run_before)

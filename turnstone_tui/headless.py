@@ -2,7 +2,8 @@
 
 Assistant text goes to stdout; tool activity (headers, live output, results) to stderr.
 Tools that need approval are denied (with a message to the model) unless --skip-permissions
-or --allow TOOL was given.
+or --allow TOOL was given. A command that fails in the sandbox because of it is never run again
+outside it here (there is no user to ask, --skip-permissions or not): the model is told.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from .core.model_output import clean_text
 from .core.outcomes import STATUS_LABELS
 from .core.types import (
     ApprovalDecision,
+    EscalationRequest,
     OutputStream,
     PlanReview,
     PreparedItem,
@@ -111,6 +113,13 @@ class HeadlessUI:
         for item in items:
             self._log(f"  {self._red}denied (needs approval): {terminal_safe(item.header)}{self._reset}")
         return ApprovalDecision(approved=False, feedback=DENIAL_FEEDBACK.format(tools=tools))
+
+    async def confirm_unsandboxed(self, request: EscalationRequest) -> bool | None:
+        self._log(
+            f"  {self._red}not run outside the sandbox (no user to ask): "
+            f"{terminal_safe(request.failure)}{self._reset}"
+        )
+        return None
 
     def on_tool_start(self, item: PreparedItem) -> None: ...
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from turnstone_tui.core.types import (
     ApprovalDecision,
+    EscalationRequest,
     OutputStream,
     PlanReview,
     PreparedItem,
@@ -24,6 +25,9 @@ ApprovalAnswer = ApprovalDecision | Callable[[list[PreparedItem]], ApprovalDecis
 class RecordingUI:
     approvals: list[ApprovalAnswer] = field(default_factory=list)
     plan_reviews: list[PlanReview] = field(default_factory=list)
+    # Answers to "run it again outside the sandbox?", in order; no answer left: no.
+    escalations: list[bool] = field(default_factory=list)
+    escalation_requests: list[EscalationRequest] = field(default_factory=list)
     default_approval: ApprovalDecision = field(default_factory=lambda: ApprovalDecision(approved=True))
     # Set to make approve_tools wait until the test releases it.
     approval_gate: asyncio.Event | None = None
@@ -72,6 +76,11 @@ class RecordingUI:
             await self.approval_gate.wait()
         answer = self.approvals.pop(0) if self.approvals else self.default_approval
         return answer(items) if callable(answer) else answer
+
+    async def confirm_unsandboxed(self, request: EscalationRequest) -> bool:
+        self.escalation_requests.append(request)
+        self.events.append(("escalate", request.call_id))
+        return self.escalations.pop(0) if self.escalations else False
 
     def on_tool_start(self, item: PreparedItem) -> None:
         self.started.append(item.call_id)

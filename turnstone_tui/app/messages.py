@@ -16,6 +16,7 @@ from textual.message import Message
 
 from ..core.types import (
     ApprovalDecision,
+    EscalationRequest,
     OutputStream,
     PlanReview,
     PreparedItem,
@@ -112,6 +113,14 @@ class ApprovalRequested(EngineMessage):
 
     items: list[PreparedItem]
     future: asyncio.Future[ApprovalDecision]
+
+
+@dataclass
+class EscalationRequested(EngineMessage):
+    """The engine awaits ``future``: may a call that failed in the sandbox run again outside it?"""
+
+    request: EscalationRequest
+    future: asyncio.Future[bool]
 
 
 @dataclass

@@ -52,6 +52,18 @@ class QuestionBroker:
         screen = ApprovalScreen(message.items, workspace, answer)
         self._ask(future, screen, len(message.items), ApprovalDecision(False))
 
+    def ask_escalation(self, message: m.EscalationRequested) -> None:
+        from .screens.escalation import EscalationScreen
+
+        if message.future.done():
+            return
+        card = self._app.chat.tool_card(message.request.call_id)
+        if card is not None:
+            card.mark_awaiting()
+            # answered: the card runs again (yes) or shows its result (no) in the same call
+            message.future.add_done_callback(lambda _: card.mark_running())
+        self._ask(message.future, EscalationScreen(message.request), 1, False)
+
     def ask_plan_review(self, message: m.PlanReviewRequested) -> None:
         from .screens.plan_review import PlanReviewScreen
 

@@ -63,6 +63,7 @@ class StreamApplier:
             m.StateChanged: lambda message: questions.state_changed(message.state),
             m.ApprovalRequested: questions.ask_approval,
             m.PlanReviewRequested: questions.ask_plan_review,
+            m.EscalationRequested: questions.ask_escalation,
             m.QuestionWithdrawn: questions.withdraw,
         }
 

@@ -17,6 +17,7 @@ from textual.message_pump import MessagePump
 
 from ..core.types import (
     ApprovalDecision,
+    EscalationRequest,
     OutputStream,
     PlanReview,
     PreparedItem,
@@ -114,6 +115,10 @@ class TextualSessionUI:
     async def approve_tools(self, items: list[PreparedItem]) -> ApprovalDecision:
         future: asyncio.Future[ApprovalDecision] = asyncio.get_running_loop().create_future()
         return await self._ask(lambda f: m.ApprovalRequested(list(items), f), future)
+
+    async def confirm_unsandboxed(self, request: EscalationRequest) -> bool:
+        future: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        return await self._ask(lambda f: m.EscalationRequested(request, f), future)
 
     def on_tool_start(self, item: PreparedItem) -> None:
         self._post(m.ToolStarted(item))

@@ -25,7 +25,9 @@ from .tools import McpPreparer, Preparer, ToolContext, error_item
 from .truncate import truncate_output
 from .types import (
     ApprovalDecision,
+    EscalationRequest,
     ExecContext,
+    ExecuteFn,
     OutputStream,
     PreparedItem,
     SessionState,
@@ -36,6 +38,19 @@ from .types import (
 log = logging.getLogger(__name__)
 
 MCP_PREFIX = "mcp__"
+ESCALATION_CAUSE = (
+    "a read-only file system: the sandbox binds every .git (and everything outside the workspace "
+    "and [sandbox] writable) read-only"
+)
+RAN_OUTSIDE_NOTE = (
+    "[the sandboxed run failed ({failure}); the user approved running it again OUTSIDE the sandbox: "
+    "this is that run's output]"
+)
+DECLINED_NOTE = (
+    "[this failed inside the sandbox because of {cause} ({failure}). Running it again outside the "
+    "sandbox was offered and {who}. Do not retry it in the sandbox or work around the sandbox; ask "
+    "the user to run it themselves (or to add the path to [sandbox] writable in the config)]"
+)
 
 
 @dataclass(slots=True)
@@ -313,6 +328,8 @@ class ToolPipeline:
         async def run_one(item: PreparedItem) -> None:
             async with limit:
                 result = await self._execute(item)
+            if result.sandbox_denial and item.unsandboxed is not None:
+                result = await self._escalate(item, result, limit)
             if feedback and item.call_id in asked_ids:  # only the calls the answer was written for
                 result.text = f"{result.text}\n\n[user feedback on approval: {feedback}]"
             self._deliver(item, result, results)
@@ -331,7 +348,51 @@ class ToolPipeline:
             await asyncio.gather(*tasks, return_exceptions=True)
             raise
 
-    async def _execute(self, item: PreparedItem) -> ToolResult:
+    async def _escalate(self, item: PreparedItem, failed: ToolResult, limit: asyncio.Semaphore) -> ToolResult:
+        """An approved call failed in the sandbox because of it: the user alone may let it run again
+        outside (in every mode: no mode, --skip-permissions included, escapes the sandbox unasked).
+        Only calls that ran got here, so nothing a deny rule or the bash guard refused is offered."""
+        ui = self.ctx.ui
+        failure = (failed.sandbox_denial or "").strip()[:500]
+        failed.sandbox_denial = None
+        request = EscalationRequest(
+            call_id=item.call_id,
+            func_name=item.func_name,
+            command=str(item.args.get("command", item.preview)),
+            failure=failure,
+            cause=ESCALATION_CAUSE,
+        )
+        ask = getattr(ui, "confirm_unsandboxed", None)
+        approved = False
+        who = "there is no interactive user to approve it, so it was not run"
+        if ask is not None:
+            ui.on_state(SessionState.ATTENTION)
+            try:
+                answer = await ask(request)
+                approved = answer is True
+                if answer is False:
+                    who = "the user declined"
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # a failing front end is a "no"
+                log.exception("asking to run %s outside the sandbox failed", item.call_id)
+                who = "the question could not be shown, so it was not run"
+            ui.on_state(SessionState.RUNNING)
+        if not approved:
+            failed.text = (
+                f"{failed.text}\n{DECLINED_NOTE.format(cause=ESCALATION_CAUSE, failure=failure, who=who)}"
+            )
+            return failed
+        assert item.unsandboxed is not None
+        async with limit:
+            result = await self._execute(item, item.unsandboxed, started=False)
+        result.sandbox_denial = None
+        result.text = f"{RAN_OUTSIDE_NOTE.format(failure=failure)}\n{result.text}"
+        return result
+
+    async def _execute(
+        self, item: PreparedItem, execute: ExecuteFn | None = None, *, started: bool = True
+    ) -> ToolResult:
         ui = self.ctx.ui
         call_id = item.call_id
 
@@ -345,11 +406,13 @@ class ToolPipeline:
             except Exception:  # a front end failing to show a line must not kill the tool
                 log.exception("the front end failed to show output of %s", call_id)
 
-        assert item.execute is not None
-        started = time.monotonic()
+        run = execute or item.execute
+        assert run is not None
+        began = time.monotonic()
         try:
-            ui.on_tool_start(item)
-            result = await item.execute(ExecContext(call_id=call_id, emit_lines=emit_lines))
+            if started:  # (a second run outside the sandbox goes on in the same card)
+                ui.on_tool_start(item)
+            result = await run(ExecContext(call_id=call_id, emit_lines=emit_lines))
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -358,7 +421,7 @@ class ToolPipeline:
         if not isinstance(result, ToolResult):
             result = ToolResult(str(result))
         if result.elapsed is None:  # how long it ran, not how late a busy screen showed it
-            result.elapsed = time.monotonic() - started
+            result.elapsed = time.monotonic() - began
         text = result.text if isinstance(result.text, str) else str(result.text)
         result.text = clean_text(truncate_output(text, self.truncation))
         return result

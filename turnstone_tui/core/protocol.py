@@ -11,6 +11,7 @@ from typing import Protocol, runtime_checkable
 
 from .types import (
     ApprovalDecision,
+    EscalationRequest,
     OutputStream,
     PlanReview,
     PreparedItem,
@@ -41,6 +42,12 @@ class SessionUI(Protocol):
 
     async def approve_tools(self, items: list[PreparedItem]) -> ApprovalDecision:
         """Ask the user about the items that need approval (only those are passed)."""
+
+    async def confirm_unsandboxed(self, request: EscalationRequest) -> bool | None:
+        """An approved call ran in the sandbox and failed because of it: may it run again OUTSIDE the
+        sandbox, with full access to the user's files and network? True: the user said yes; False:
+        the user said no; None: no user to ask (headless, benchmarks): nothing runs, the model is told
+        to ask the user to run it. There is no "always"."""
 
     def on_tool_start(self, item: PreparedItem) -> None:
         """An approved item begins executing."""
@@ -94,6 +101,9 @@ class NullUI:
 
     async def approve_tools(self, items: list[PreparedItem]) -> ApprovalDecision:
         return ApprovalDecision(approved=False, feedback="no interactive user to approve this")
+
+    async def confirm_unsandboxed(self, request: EscalationRequest) -> bool | None:
+        return None
 
     def on_tool_start(self, item: PreparedItem) -> None: ...
     def on_tool_output(self, call_id: str, lines: list[str], stream: OutputStream) -> None: ...

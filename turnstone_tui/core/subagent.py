@@ -5,6 +5,7 @@ from __future__ import annotations
 from .protocol import SessionUI
 from .types import (
     ApprovalDecision,
+    EscalationRequest,
     OutputStream,
     PlanReview,
     PreparedItem,
@@ -41,6 +42,10 @@ class SubagentUI:
 
     async def approve_tools(self, items: list[PreparedItem]) -> ApprovalDecision:
         return await self.parent.approve_tools(items)
+
+    async def confirm_unsandboxed(self, request: EscalationRequest) -> bool | None:
+        """The user decides, in the parent's UI (a headless parent says no), never the sub-agent."""
+        return await self.parent.confirm_unsandboxed(request)
 
     def on_tool_start(self, item: PreparedItem) -> None:
         self.parent.on_tool_start(item)

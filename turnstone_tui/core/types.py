@@ -75,6 +75,9 @@ class ToolResult:
     process: ProcessOutcome | None = None
     # Seconds the call ran, measured by the engine around its execution (None: not executed).
     elapsed: float | None = None
+    # A sandboxed run failed because of the sandbox: the output line that shows it ("...: Read-only
+    # file system"). The engine then offers to run the call again outside the sandbox (never stored).
+    sandbox_denial: str | None = None
 
     def __post_init__(self) -> None:
         if self.status is None:
@@ -153,6 +156,9 @@ class PreparedItem:
     # Code this call runs is confined by the OS sandbox; sandbox_note says how it runs, for the modal.
     sandboxed: bool = False
     sandbox_note: str = ""
+    # The same call run outside the sandbox: offered to the user (never run unasked) when the sandboxed
+    # run failed because of the sandbox (its result's ``sandbox_denial``). None: nothing to offer.
+    unsandboxed: ExecuteFn | None = None
 
     def __post_init__(self) -> None:
         if not self.approval_label:
@@ -175,6 +181,18 @@ class ApprovalDecision:
 
     def is_approved(self, call_id: str) -> bool:
         return self.per_call.get(call_id, self.approved)
+
+
+@dataclass(slots=True, frozen=True)
+class EscalationRequest:
+    """A sandboxed call failed because of the sandbox: may it run again OUTSIDE it? Only the user
+    answers this (a UI without a user answers no); there is no "always"."""
+
+    call_id: str
+    func_name: str
+    command: str
+    failure: str  # the output line that shows the sandbox's refusal
+    cause: str  # what in the sandbox refused it, in words
 
 
 PlanAction = Literal["accept", "reject", "annotate"]

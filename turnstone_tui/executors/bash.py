@@ -34,6 +34,11 @@ MAX_TIMEOUT = 600
 STDERR_PREFIX = "[stderr] "
 HEADER_MAX = 100
 NOTES_RESERVE = 1024
+# What a command prints when the sandbox's read-only binds refused a write (EROFS). The seccomp filter's
+# refusal of unix sockets is EACCES, "Permission denied": that cannot be told from a file's own mode, so
+# it is not offered (the model is told of the sandbox by the tool description and the note below).
+SANDBOX_DENIAL_MARK = "Read-only file system"
+OUTSIDE_BANNER = "── running it again OUTSIDE the sandbox (approved by the user) ──"
 NUL_REFUSAL = (
     "bash: the command contains a NUL byte (\\0), which no command line can carry; nothing was run. "
     "To produce one, write it as an escape: printf '\\0' or $'\\x00'"
@@ -129,8 +134,20 @@ async def prepare_bash(ctx: ToolContext, call_id: str, args: dict[str, Any]) -> 
 
     async def execute(exec_ctx: ExecContext) -> ToolResult:
         return await run_bash(
-            script, exec_ctx, cwd=cwd, time_limit=timeout, limit=limit, argv=run_plan.argv, env=env
+            script,
+            exec_ctx,
+            cwd=cwd,
+            time_limit=timeout,
+            limit=limit,
+            argv=run_plan.argv,
+            env=env,
+            sandboxed=run_plan.sandboxed,
         )
+
+    async def unsandboxed(exec_ctx: ExecContext) -> ToolResult:
+        """The same script without bwrap (the same scrubbed environment): only after the user said yes."""
+        exec_ctx.emit_lines([OUTSIDE_BANNER], "stderr")
+        return await run_bash(script, exec_ctx, cwd=cwd, time_limit=timeout, limit=limit, env=env)
 
     return PreparedItem(
         call_id=call_id,
@@ -144,6 +161,7 @@ async def prepare_bash(ctx: ToolContext, call_id: str, args: dict[str, Any]) -> 
         subject=Subject(commands=parts),
         sandboxed=run_plan.sandboxed,
         sandbox_note=run_plan.note,
+        unsandboxed=unsandboxed if run_plan.sandboxed else None,
     )
 
 
@@ -156,16 +174,31 @@ async def run_bash(
     limit: int,
     argv: list[str] | None = None,
     env: dict[str, str] | None = None,
+    sandboxed: bool = False,
 ) -> ToolResult:
-    """Run a bash script as the tool does: streaming, bounded, group-killed on timeout/cancel."""
+    """Run a bash script as the tool does: streaming, bounded, group-killed on timeout/cancel.
+
+    ``sandboxed``: the first output line showing that the sandbox refused a write (EROFS) is kept and,
+    when the command fails, set as the result's ``sandbox_denial``."""
     # leave room for the notes and the exit code so the pipeline's final truncation keeps them
     buffer = HeadTailBuffer(max(limit - NOTES_RESERVE, 1024))
     emit = exec_ctx.emit_lines
+    denial: list[str] = []
+
+    def watch(lines: list[str]) -> None:
+        for line in lines:
+            if SANDBOX_DENIAL_MARK in line:
+                denial.append(line[:500])
+                return
 
     def emit_stdout(lines: list[str]) -> None:
+        if sandboxed and not denial:
+            watch(lines)
         emit(lines, "stdout")
 
     def emit_stderr(lines: list[str]) -> None:
+        if sandboxed and not denial:
+            watch(lines)
         emit(lines, "stderr")
 
     try:
@@ -179,7 +212,10 @@ async def run_bash(
         )
     except OSError as exc:
         return ToolResult(f"bash: could not start the shell in {cwd}: {exc.strerror or exc}", is_error=True)
-    return format_result(buffer.text(), outcome, time_limit, truncated=buffer.dropped_chars > 0)
+    result = format_result(buffer.text(), outcome, time_limit, truncated=buffer.dropped_chars > 0)
+    if denial and outcome.returncode not in (0, None) and not outcome.timed_out:
+        result.sandbox_denial = denial[0]
+    return result
 
 
 PREPARERS: dict[str, Preparer] = {"bash": prepare_bash}
