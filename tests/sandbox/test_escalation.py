@@ -179,3 +179,17 @@ async def test_a_cancelled_question_runs_nothing_outside(model_server, tmp_path)
     assert commits(repo) == ""
     [(_, result)] = ui.results.values()
     assert "cancel" in result.text.lower()
+
+
+async def test_a_sub_agent_s_question_goes_to_the_user_of_its_parent() -> None:
+    """A sub-agent never decides: its UI forwards the question to the parent's (the user answers);
+    with no user (NullUI, as in benchmarks) the answer is None and nothing runs."""
+    from turnstone_tui.core.protocol import NullUI
+    from turnstone_tui.core.subagent import SubagentUI
+    from turnstone_tui.core.types import EscalationRequest
+
+    request = EscalationRequest("c1", "bash", "touch .git/x", "touch: .git/x: Read-only file system", "ro")
+    parent = RecordingUI(escalations=[True])
+    assert await SubagentUI(parent, "task").confirm_unsandboxed(request) is True
+    assert parent.escalation_requests == [request]
+    assert await SubagentUI(NullUI(), "task").confirm_unsandboxed(request) is None
