@@ -293,7 +293,7 @@ def step_{n}() -> int:
 async def test_a_long_answer_mounts_a_few_widgets_per_section() -> None:
     """Each widget costs a mount, a message queue and a place in every layout pass. A section of
     a typical answer (heading, paragraph, two lists, a fence, a quote) was 15 widgets, ten of them
-    list scaffolding; each list is now one."""
+    list scaffolding and two the fence; each list is now one, and a fence that fits the width."""
     document = "".join(SECTION.format(n=n) for n in range(20))
 
     class Long(App[None]):
@@ -306,7 +306,7 @@ async def test_a_long_answer_mounts_a_few_widgets_per_section() -> None:
         markdown = app.query_one(AnswerMarkdown)
         widgets = len(list(markdown.walk_children()))
         lines = [strip.text for strip in app.screen._compositor.render_strips()]
-    assert widgets <= 7 * 20, f"{widgets} widgets for 20 sections"
+    assert widgets <= 6 * 20, f"{widgets} widgets for 20 sections"
     assert any("• item two, which is a little longer so that it wraps on a" in line for line in lines)
     assert any("  ▪ a nested point" in line for line in lines)
     assert any(" 3. third step" in line for line in lines)
@@ -333,3 +333,65 @@ async def test_a_list_drawn_whole_keeps_links_clickable_and_copies_item_by_item(
     assert "• top two, which is long enough to wrap on a narrow screen as it goes on and on" in copied
     assert "   2. nested ordered two, which is also long enough to wrap at the narrow width" in copied
     assert "      ▪ deeper, with a link, long enough to wrap as well" in copied
+
+
+FENCES = """Before.
+
+```python
+def short(x: int) -> int:
+    return x + 1
+```
+
+```
+a line of plain code that is long enough not to fit a narrow screen at all, so it scrolls
+```
+
+After.
+"""
+
+
+@pytest.mark.parametrize("theme", ["textual-dark", "textual-light"])
+@pytest.mark.parametrize("width", [36, 61, 120])
+async def test_fences_look_exactly_like_textuals_and_a_narrow_one_is_one_widget(
+    theme: str, width: int
+) -> None:
+    async def rendered(widget: type[Markdown]) -> tuple[list[list[Cell]], str, list[int]]:
+        app = MarkdownApp(widget, theme, source=FENCES)
+        async with app.run_test(size=(width, 30)) as pilot:
+            await pilot.pause()
+            svg = re.sub(r"terminal-\\d+", "terminal", app.export_screenshot())
+            fences = [len(list(fence.walk_children())) for fence in app.query("MarkdownFence")]
+            return screen_cells(app), svg, fences
+
+    stock, stock_svg, _ = await rendered(Markdown)
+    compact, compact_svg, fences = await rendered(AnswerMarkdown)
+    assert compact == stock
+    assert compact_svg == stock_svg
+    # The short fence has no label inside at any of these widths; the long one only where it is
+    # wider than the screen (it scrolls there).
+    assert fences == [0, 1 if width < 100 else 0]
+
+
+async def test_a_fence_streamed_or_resized_past_the_width_scrolls_as_textuals() -> None:
+    async def final(widget: type[Markdown], streamed: bool, width: int) -> tuple[list[list[Cell]], list[int]]:
+        app = MarkdownApp(widget, "textual-dark", source="" if streamed else FENCES)
+        async with app.run_test(size=(width, 30)) as pilot:
+            markdown = app.query_one(widget)
+            if streamed:  # (at 36 columns the long line grows past the width as it streams)
+                for start in range(0, len(FENCES), 9):
+                    await markdown.append(FENCES[start : start + 9])
+                    await pilot.pause()
+            await pilot.pause()
+            if width != 36:
+                await pilot.resize_terminal(36, 30)
+                await pilot.pause()
+                await pilot.pause()
+            fences = [len(list(fence.walk_children())) for fence in app.query("MarkdownFence")]
+            return screen_cells(app), fences
+
+    stock, _ = await final(Markdown, streamed=False, width=120)
+    for streamed, width in [(False, 120), (True, 120), (True, 36)]:
+        cells, fences = await final(AnswerMarkdown, streamed, width)
+        assert cells == stock, (streamed, width)
+        # The short fence is one widget; the long one has Textual's label (and scrolls).
+        assert fences == [0, 1], (streamed, width)

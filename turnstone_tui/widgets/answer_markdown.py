@@ -28,7 +28,8 @@ from textual.dom import DOMNode
 from textual.geometry import Size
 from textual.message import Message
 from textual.selection import Selection
-from textual.widgets import Markdown
+from textual.widget import Widget
+from textual.widgets import Label, Markdown
 from textual.widgets._markdown import (
     MarkdownBlock,
     MarkdownBlockQuote,
@@ -377,6 +378,63 @@ class CompactOrderedList(_RowsList, MarkdownOrderedList, LazyComponentStyles):
     DEFAULT_CSS = _ROWS_CSS.format(name="CompactOrderedList")
 
 
+class FlatFence(MarkdownFence, LazyComponentStyles):
+    """A code block whose lines fit the width draws its code itself: one widget where Textual
+    mounts a scrolling fence and a label in it. Code wider than the fence (written so, streamed
+    longer, or narrowed by a resize) gets Textual's label back, and with it horizontal scrolling."""
+
+    DEFAULT_CSS = """
+    FlatFence.-flat {
+        padding: 1 2;
+        &:ansi {
+            padding: 1 0;
+        }
+    }
+    """
+
+    def _fits(self, content: Content) -> bool:
+        # Its width on screen once laid out; before that, its parent's or the screen's (a fence
+        # that turns out narrower gets the label when it is laid out: see on_resize).
+        parent = self.parent
+        width = (
+            self.region.width
+            or (parent.size.width if isinstance(parent, Widget) else 0)
+            or (self.app.size.width if self.is_attached else 0)
+        )
+        padding = 0 if self.app.native_ansi_color else 4  # (the label's: 2 a side, none in ANSI mode)
+        widest = max((line.cell_length for line in content.split("\n", allow_blank=True)), default=0)
+        return bool(width) and widest + padding <= width
+
+    def compose(self) -> ComposeResult:
+        if self._fits(self._highlighted_code):
+            self.add_class("-flat")
+            self.update(self._highlighted_code)
+            return
+        yield from super().compose()
+
+    @property
+    def flat(self) -> bool:
+        return self.has_class("-flat")
+
+    def set_content(self, content: Content) -> None:
+        self._content = content
+        if not self.flat:
+            super().set_content(content)
+        elif self._fits(content):
+            self.update(content)
+        else:
+            self._unflatten()
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self.flat and not self._fits(self._content or self._highlighted_code):
+            self._unflatten()
+
+    def _unflatten(self) -> None:
+        self.remove_class("-flat")
+        self.update("")
+        self.mount(Label(self._content or self._highlighted_code, id="code-content", expand=True))
+
+
 class CompactBlockQuote(MarkdownBlockQuote, LazyComponentStyles):
     """A quote of one paragraph draws the paragraph's text itself (one widget instead of two)."""
 
@@ -409,8 +467,8 @@ class AnswerMarkdown(Markdown):
         "paragraph_open": LazyParagraph,
         "list_item_ordered_open": _lazy(MarkdownOrderedListItem),
         "list_item_unordered_open": _lazy(MarkdownUnorderedListItem),
-        "fence": _lazy(MarkdownFence),
-        "code_block": _lazy(MarkdownFence),
+        "fence": FlatFence,
+        "code_block": FlatFence,
         "bullet_list_open": CompactBulletList,
         "ordered_list_open": CompactOrderedList,
         "blockquote_open": CompactBlockQuote,
