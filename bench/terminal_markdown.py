@@ -12,6 +12,7 @@ process of the machine). Each program runs in a pseudo-terminal read through pyt
 - **stall**: the longest time in which the terminal received nothing while the answer streamed
   (from its first token on screen until it settled): a frozen screen.
 
+Each program first streams a short answer that is not measured (its first run compiles modules).
 Programs, in rotating order each round: the raw floor (deltas written straight to the terminal),
 a minimal Textual app streaming into one ``Markdown`` widget (``bench/floor_markdown.py``: what
 Textual itself costs), and ``turnstone-tui``.
@@ -57,6 +58,7 @@ FINAL_LINE = "That is the whole build, end of answer 7Q."
 # machinery) may show its first frame of the answer with section 1 already scrolled away.
 FIRST_WORDS = "what the build does"
 TIMEOUT = 40.0  # seconds after the first words (the stream itself takes 10 s)
+WARM_UP_TOKENS = 2_000
 
 
 def document(tokens: int) -> str:
@@ -120,6 +122,11 @@ def measure(
     names = names or list(PROGRAMS)
     results: dict[str, list[dict[str, float]]] = {name: [] for name in names}
     with tempfile.TemporaryDirectory(prefix="turnstone-md-") as tmp_name, busy_context(busy):
+        # Each program streams a short answer first, not measured: a fresh install (or a tree
+        # just checked out) compiles the modules the stream imports on its first run, and did
+        # so in the middle of the first measured stream (a second or more of stall).
+        for name in names:
+            PROGRAMS[name](Path(tmp_name) / f"warm-{names.index(name)}", document(WARM_UP_TOKENS))
         for run in range(runs):
             for offset in range(len(names)):
                 name = names[(run + offset) % len(names)]
