@@ -4,6 +4,7 @@ a resumed long session and a live one that outgrew the screen, both through the 
 from __future__ import annotations
 
 import asyncio
+import re
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from turnstone_tui.app.app import TurnstoneApp
 from turnstone_tui.runtime import Runtime
 from turnstone_tui.storage.db import read_session_messages
 from turnstone_tui.widgets.chat_messages import AssistantMessage, UserMessage
+from turnstone_tui.widgets.chat_view import ChatView
 from turnstone_tui.widgets.tool_card import ToolCard
 
 pytestmark = pytest.mark.timeout(360)  # a loaded CI machine pages slowly
@@ -175,3 +177,58 @@ async def test_an_early_drawn_conversation_the_session_cannot_open_is_cleared(
         assert app.session is not None and app.session.session_id != drawn
         assert "Answer number 1." not in chat_texts(app) and app.chat.older_count == 0
         assert any("nosuchsession" in text for text in errors(app))
+
+
+def without_scroll_bar(app: TurnstoneApp) -> list[str]:
+    """The screen's lines without the right edge (the scroll bar's thumb moves as entries load)."""
+    return [line[:-3] for line in screen_text(app).splitlines()]
+
+
+async def test_paging_back_loads_older_entries_in_few_large_steps_and_the_view_holds_still(
+    runtime: Runtime, model_server: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each step that mounts older entries costs Textual a layout of every mounted widget (twice),
+    so they come in steps of LOAD_BATCH (8), not 2: paging from the end of a resumed 60-turn
+    session to its start takes at most 16 steps (59 before). The view does not move while they
+    load, and every entry is there in order."""
+    storage = runtime.storage
+    assert storage is not None
+    session_id = await storage.create_session(name="long one")
+    for n in range(1, 61):
+        await storage.append_messages(session_id, stored_turn(n))
+    steps: list[int] = []
+    load_older = ChatView._load_older
+
+    async def counted(self: ChatView) -> None:
+        before = self.older_count
+        await load_older(self)
+        if self.older_count < before:
+            steps.append(before - self.older_count)
+
+    monkeypatch.setattr(ChatView, "_load_older", counted)
+    app = TurnstoneApp(runtime, resume_id=session_id, cwd=runtime.options.cwd)
+    async with app.run_test(size=SIZE) as pilot:
+        await start(pilot)
+        chat = app.chat
+        await wait_until(pilot, lambda: "Answer number 60." in screen_text(app), 20, "the last answer")
+        held = chat.older_count
+        steps.clear()
+        for _ in range(400):
+            if chat.older_count == 0 and chat.scroll_y == 0:
+                break
+            await pilot.press("pageup")
+            await pilot.pause()
+            shown = without_scroll_bar(app)
+            await wait_until(pilot, lambda: not chat._load_pending, 20, "older entries to load")
+            await pilot.pause()
+            assert without_scroll_bar(app) == shown, "the view moved while older entries loaded"
+        assert re.search(r"question number 1\b", screen_text(app))
+        assert sum(steps) == held
+        assert len(steps) <= held // 8 + 2, steps
+        expected: list[str] = []
+        for n in range(1, 61):
+            expected.append(f"question number {n}")
+            if n % 5 == 0:
+                expected.append(f"listing {n}")
+            expected.append(f"Answer number {n}.")
+        assert chat_texts(app) == expected

@@ -51,8 +51,10 @@ KEEP_ABOVE = 4
 """Screens of finished entries kept mounted above the view while it follows the end."""
 LOAD_MARGIN = 3
 """Older entries are mounted when the view comes within this many screens of the top."""
-LOAD_BATCH = 2
-"""Entries mounted per step when the view scrolls up to them."""
+LOAD_BATCH = 8
+"""Entries mounted per step when the view scrolls up to them (about three screens of a typical
+session's turns). Each step costs Textual a layout of every mounted widget, twice (the entries, then
+what they compose), so a few large steps cost far less than many small ones."""
 TRIM_BATCH = 4
 """Entries leave the DOM in groups of at least this many (one relayout for several)."""
 
