@@ -135,6 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         # 100 ms are reported (core.loop_watchdog) to the log, or in headless runs to stderr
         os.environ["PYTHONASYNCIODEBUG"] = "1"
     if argv[:1] == ["mcp"]:
+        resume_gc()  # `mcp login` may wait minutes for the browser: the collector runs meanwhile
         return _mcp_command(argv[1:])
     args = build_parser().parse_args(argv)
     # before the config (and its keys) is read: tools' processes must not read our environ or memory

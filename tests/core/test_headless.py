@@ -284,6 +284,23 @@ def test_start_up_runs_no_garbage_collection_until_the_sdk_is_in(
     assert json.loads(witness) == {"before_sdk": 0, "on_at_exit": True}
 
 
+def test_the_mcp_subcommands_run_with_the_collector_on(tmp_path: Path) -> None:
+    """Only start-up runs without the cyclic GC: ``mcp list`` / ``mcp login`` (which may wait
+    minutes for a browser) have it on."""
+    servers = tmp_path / "mcp.json"
+    servers.write_text('{"mcpServers": {}}')
+    witness = GC_WITNESS.replace('sys.modules.get("openai")', "None")
+    proc = subprocess.run(
+        [sys.executable, "-c", witness, "mcp", "list", "--mcp-config", str(servers)],
+        cwd=tmp_path,
+        env=cli_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+    assert json.loads(proc.stdout.splitlines()[-1])["on_at_exit"] is True, proc.stdout + proc.stderr
+
+
 TLS_WITNESS = """
 import atexit, json, ssl, sys, threading
 from turnstone_tui import cli
