@@ -285,6 +285,10 @@ def route_logs_to_file(path: Path) -> Path | None:
     return path
 
 
+APP_SWITCH_INTERVAL = 0.001
+"""Seconds a thread holds the GIL while another waits for it, in the full-screen app."""
+
+
 def run_app(cfg: Config, args: argparse.Namespace) -> int:
     from .app.app import TurnstoneApp
     from .config import log_dir
@@ -320,6 +324,10 @@ def run_app(cfg: Config, args: argparse.Namespace) -> int:
         resume_id=args.resume,
         stored_history=stored_history if args.resume else None,
     )
+    # Textual writes each frame from its own thread, which needs the GIL for every piece of a
+    # frame the terminal takes (a pty takes 4 KB at a time): with Python's 5 ms switch interval a
+    # frame drawn while the loop went on to other work reached the terminal 5-15 ms later.
+    sys.setswitchinterval(APP_SWITCH_INTERVAL)
     app.run()
     return app.return_code or 0
 

@@ -95,3 +95,25 @@ def test_the_console_script_draws_the_first_frame_before_reading_the_tool_defini
     args = cli.build_parser().parse_args([])
     assert cli.run_app(Config(), args) == 0
     assert read_before_run == [0]
+
+
+def test_the_console_script_runs_the_app_with_a_short_gil_switch_interval(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Textual writes frames from a thread of its own: with Python's default 5 ms switch
+    interval a frame waited up to 5 ms for the GIL per piece the terminal took while the loop
+    worked on."""
+    import sys
+
+    from turnstone_tui import cli
+    from turnstone_tui.config import Config
+
+    monkeypatch.setenv("TURNSTONE_LOG_FILE", str(tmp_path / "log"))
+    seen: list[float] = []
+    monkeypatch.setattr(TurnstoneApp, "run", lambda self: seen.append(sys.getswitchinterval()))
+    before = sys.getswitchinterval()
+    try:
+        assert cli.run_app(Config(), cli.build_parser().parse_args([])) == 0
+    finally:
+        sys.setswitchinterval(before)
+    assert seen and seen[0] <= 0.001
