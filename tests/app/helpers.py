@@ -15,7 +15,8 @@ from turnstone_tui.widgets.chat_messages import AssistantMessage, ErrorMessage, 
 async def wait_until(
     pilot: Pilot, predicate: Callable[[], object], limit: float = 10.0, what: str = ""
 ) -> None:
-    deadline = time.monotonic() + limit
+    # Never less than 30 s: a test checks behaviour, not speed, and the machine may be loaded.
+    deadline = time.monotonic() + max(limit, 30.0)
     while not predicate():
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what or predicate}")

@@ -102,10 +102,7 @@ async def test_the_app_defers_during_a_turn_and_restores_after(
         app.bridge.on_content_token = spy  # type: ignore[method-assign]
         await send(pilot, "hi")
         assert seen and all(threshold[2] > 10_000 for threshold in seen)
-        for _ in range(100):
-            if not app._gc.deferring:
-                break
-            await pilot.pause(0.05)
+        await wait_until(pilot, lambda: not app._gc.deferring, 30)
         assert gc.get_threshold() == normal
         assert app._gc.full_collections >= 1
     assert gc.get_freeze_count() == 0

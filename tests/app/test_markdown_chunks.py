@@ -9,6 +9,7 @@ from textual.app import App, ComposeResult
 from textual.geometry import Size
 from textual.widgets import Static
 
+from tests.app.helpers import wait_until
 from turnstone_tui.core.resources import styles_dir
 from turnstone_tui.widgets.chat_messages import AssistantMessage
 from turnstone_tui.widgets.chat_view import ChatView
@@ -123,11 +124,7 @@ async def stream_into(chat: ChatView, source: str, piece: int = 37) -> Assistant
 
 
 async def settle(pilot, message: AssistantMessage) -> None:  # type: ignore[no-untyped-def]
-    for _ in range(400):
-        if message.settled and all(chunk.frozen for chunk in message.chunks):
-            break
-        await pilot.pause(0.01)
-    await pilot.pause()
+    await wait_until(pilot, lambda: message.settled and all(chunk.frozen for chunk in message.chunks), 30)
     await pilot.pause()
 
 
@@ -163,10 +160,7 @@ async def test_a_streamed_answer_in_chunks_looks_the_same_as_one_document(small_
         assert message.rendered_source == source
         # Settled chunks get a fixed height (so they are not measured again on every frame):
         # the pinned heights must be exactly what the chunks measure.
-        for _ in range(100):
-            if all(chunk.pin_verified for chunk in message.chunks):
-                break
-            await pilot.pause(0.01)
+        await wait_until(pilot, lambda: all(chunk.pin_verified for chunk in message.chunks), 30)
         assert all(chunk.pin_verified for chunk in message.chunks)
         assert screen_lines(chunked_app) == expected
 
@@ -179,18 +173,12 @@ async def test_a_pinned_chunk_whose_markdown_grows_later_is_measured_again(small
         chat = app.query_one(ChatView)
         message = await stream_into(chat, long_answer(4))
         await settle(pilot, message)
-        for _ in range(100):
-            if all(chunk.pin_verified for chunk in message.chunks):
-                break
-            await pilot.pause(0.01)
+        await wait_until(pilot, lambda: all(chunk.pin_verified for chunk in message.chunks), 30)
         chunk = message.chunks[1]
         assert chunk.pin_verified
         pinned = chunk.size.height
         await chunk.markdown.mount(Static("A BLOCK THAT ARRIVED LATE"))
-        for _ in range(100):
-            if chunk.size.height == pinned + 1:
-                break
-            await pilot.pause(0.01)
+        await wait_until(pilot, lambda: chunk.size.height == pinned + 1, 30)
         assert chunk.size.height == chunk.markdown.outer_size.height == pinned + 1
         assert any("A BLOCK THAT ARRIVED LATE" in line for line in screen_lines(app))
         assert any("The end." in line for line in screen_lines(app))
@@ -283,10 +271,11 @@ async def test_a_long_answer_keeps_only_what_is_near_the_viewport_laid_out(small
 
         # Going to the top shows the beginning again, at the same place.
         chat.scroll_home(animate=False, immediate=True)
-        for _ in range(50):
-            await pilot.pause(0.02)
-            if not message.chunks[0].virtualised and any("Title" in line for line in screen_lines(app)):
-                break
+        await wait_until(
+            pilot,
+            lambda: not message.chunks[0].virtualised and any("Title" in line for line in screen_lines(app)),
+            30,
+        )
         assert not message.chunks[0].virtualised
         assert any("Title" in line for line in screen_lines(app))
         assert any("Intro paragraph with bold and code." in line for line in screen_lines(app))
@@ -302,15 +291,20 @@ async def test_resizing_measures_chunks_again(small_chunks: None) -> None:
         message = await stream_into(chat, source, piece=300)
         await settle(pilot, message)
         await pilot.resize_terminal(50, 24)
-        for _ in range(60):
-            await pilot.pause(0.02)
-        chat.scroll_end(animate=False, immediate=True)
-        await pilot.pause(0.1)
+
+        def end_shown() -> bool:
+            chat.scroll_end(animate=False, immediate=True)
+            return any("The end." in line for line in screen_lines(app))
+
         # Narrower means taller, and the end is still reachable and shown.
-        assert any("The end." in line for line in screen_lines(app))
-        chat.scroll_home(animate=False, immediate=True)
-        for _ in range(50):
-            await pilot.pause(0.02)
+        await wait_until(pilot, end_shown, 30)
+
+        def top_shown() -> bool:
+            chat.scroll_home(animate=False, immediate=True)
+            lines = screen_lines(app)
+            return any("Title" in line for line in lines) and all(len(line) <= 50 for line in lines)
+
+        await wait_until(pilot, top_shown, 30)
         lines = screen_lines(app)
         assert any("Title" in line for line in lines)
         # Text wraps at the new width: no line is wider than the terminal.

@@ -102,7 +102,7 @@ class HttpDemoServer:
 
 async def wait_for(predicate: Callable[[], bool], within: float = 10.0) -> None:
     """Poll until predicate() is true (for events that arrive in the background)."""
-    deadline = time.monotonic() + within
+    deadline = time.monotonic() + max(within, 30.0)  # generous: behaviour, not speed
     while not predicate():
         if time.monotonic() > deadline:
             raise AssertionError("condition not met in time")
