@@ -5,7 +5,10 @@ scripted model server, driven through ``--turns`` turns (default 300): each turn
 presses enter and waits until the last line of the model's answer (a Markdown answer with a
 heading, a paragraph, a list and a code block; every fifth turn runs a bash call first) is on the
 screen. It prints the time per turn (enter -> last line on screen) around turns 10, 100 and 300
-(median of the ten turns up to each) and the app's RSS after turn 10 and after the last turn.
+(median of the ten turns up to each), the app's CPU time per turn around the same turns (user +
+system, from enter to the next turn's enter: what the other processes on a shared machine inflate
+far less than the wall time, whose ratio moves with the load over a run of several minutes) and
+the app's RSS after turn 10 and after the last turn.
 
 The floor, in the same run: the same answers written to a raw terminal by a tiny program that
 reads each prompt line (``bench/floor_echo.py``): what the terminal and the harness cost.
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -85,11 +89,19 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
+def cpu_seconds(pid: int) -> float:
+    """The process's user + system CPU time so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def run_turns(
-    term: Terminal, turns: int, *, prompt_mark: str | None, rss_at: set[int]
+    term: Terminal, turns: int, *, prompt_mark: str | None, rss_at: set[int], cpu: list[float] | None = None
 ) -> tuple[list[float], dict[int, float]]:
+    """``cpu``: filled with the app's CPU time per turn (from enter to the next turn's enter)."""
     times: list[float] = []
     rss: dict[int, float] = {}
+    last_cpu = cpu_seconds(term.pid) if cpu is not None else 0.0
     for n in range(1, turns + 1):
         prompt = f"question q{n}z"
         term.send(prompt)
@@ -106,6 +118,10 @@ def run_turns(
         if n in rss_at:
             time.sleep(1.0)  # after the turn's collection
             rss[n] = rss_mb(term.pid)
+        if cpu is not None:
+            now = cpu_seconds(term.pid)
+            cpu.append(now - last_cpu)
+            last_cpu = now
         if n % 25 == 0:
             print(f"  turn {n}: {times[-1] * 1000:.0f} ms", flush=True)
     return times, rss
@@ -155,7 +171,8 @@ def main() -> int:
                 if app.wait_for(lambda screen: READY_MARK in screen.text, 120) is None:
                     raise SystemExit(f"the app did not get ready:\n{app.text()}")
                 time.sleep(2.0)
-                times, rss = run_turns(app, turns, prompt_mark=None, rss_at={10, turns})
+                cpu: list[float] = []
+                times, rss = run_turns(app, turns, prompt_mark=None, rss_at={10, turns}, cpu=cpu)
     machine = "busy" if args.busy else "quiet"
     print()
     print(f"each new turn (enter -> last line of the answer on screen), {turns} turns, {machine} machine")
@@ -168,9 +185,16 @@ def main() -> int:
         print(
             f"  near turn {mark:<4}             median {value * 1000:7.1f} ms  ({value / median(floor):.1f}x floor)"
         )
+    for mark in marks:
+        print(f"  CPU per turn near turn {mark:<4}  median {around(cpu, mark) * 1000:7.1f} ms")
     first, last = around(times, 10), around(times, turns)
     print(
         f"  RSS after turn 10 {rss.get(10, float('nan')):.0f} MB, after turn {turns} {rss.get(turns, float('nan')):.0f} MB"
+    )
+    cpu_first, cpu_last = around(cpu, 10), around(cpu, turns)
+    print(
+        f"  CPU per turn, turn {turns} / turn 10 = {cpu_last / cpu_first:.2f}, goal flat (<= {FLAT_GOAL}): "
+        f"{verdict(cpu_last / cpu_first <= FLAT_GOAL)}"
     )
     growth = rss.get(turns, 0.0) - rss.get(10, 0.0)
     print(
