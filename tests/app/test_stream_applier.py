@@ -36,7 +36,10 @@ def applier_with_slow_finish(applied: list[str]) -> tuple[StreamApplier, list[An
         call_later=continuations.append,
     )
     applier = StreamApplier(
-        app, SimpleNamespace(ask_approval=None, ask_plan_review=None, withdraw=None, state_changed=None)
+        app,
+        SimpleNamespace(
+            ask_approval=None, ask_plan_review=None, ask_escalation=None, withdraw=None, state_changed=None
+        ),
     )  # type: ignore[arg-type]
 
     def finished(message: m.ToolFinished) -> None:
