@@ -330,3 +330,25 @@ async def test_frozen_chunks_report_to_the_chat(small_chunks: None) -> None:
         chunks = message.chunks
         assert all(isinstance(chunk, MarkdownChunk) and chunk.frozen for chunk in chunks)
         assert set(chat._frozen_chunks) == set(chunks)
+
+
+async def test_the_first_words_of_an_answer_are_drawn_without_waiting_for_the_flush_interval(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Text is handed to the Markdown at most every FLUSH_INTERVAL while an answer streams, but the
+    first words went through that wait too: the answer box was drawn empty for a frame first."""
+    from turnstone_tui.widgets import chat_messages
+
+    monkeypatch.setattr(chat_messages, "FLUSH_INTERVAL", 3600.0)  # later pieces: not within this test
+    app = ChatApp()
+    async with app.run_test(size=(80, 20)) as pilot:
+        chat = app.query_one(ChatView)
+        await chat.append_content("The first words.")
+        await wait_until(pilot, lambda: any("The first words." in line for line in screen_lines(app)), 30)
+        await chat.append_content(" More words.")
+        await pilot.pause(0.2)
+        assert not any("More words." in line for line in screen_lines(app))  # still throttled
+        await chat.end_message()
+        await wait_until(
+            pilot, lambda: any("The first words. More words." in line for line in screen_lines(app)), 30
+        )

@@ -76,6 +76,7 @@ class AssistantMessage(Widget):
         self._unflushed: list[str] = []
         self._flush_timer: Timer | None = None
         self._flush_lock = asyncio.Lock()
+        self._flushed_once = bool(source)
         self.finished = finished
 
     @property
@@ -126,7 +127,10 @@ class AssistantMessage(Widget):
         # the streaming chunk, so per-token appends would cap the rate the screen keeps up with.
         self._unflushed.append(text)
         if self._flush_timer is None:
-            self._flush_timer = self.set_timer(FLUSH_INTERVAL, self._flush)
+            # The first words go out at once (the answer box is not drawn empty for a frame).
+            delay = FLUSH_INTERVAL if self._flushed_once else 0.001  # (Textual: no 0 s timer)
+            self._flushed_once = True
+            self._flush_timer = self.set_timer(delay, self._flush)
         if self.parent is not None and self.parent.has_class("-raw"):
             self.sync_raw()
 
