@@ -82,11 +82,11 @@ def script_python(script: str) -> str:
     return str(beside) if beside.exists() else venv_python()
 
 
-def sdk_round_trip(python: str, base_url: str, env: dict[str, str], cwd: Path) -> float:
-    """The reference for ``-p``: the SDK alone, one streamed request (bench/sdk_request.py)."""
+def timed_answer(command: list[str], env: dict[str, str], cwd: Path, what: str) -> float:
+    """Seconds for ``command`` to exit having printed the scripted answer."""
     started = time.monotonic()
     done = subprocess.run(
-        [python, str(ROOT / "bench" / "sdk_request.py"), base_url],
+        command,
         env={**os.environ, **env},
         cwd=cwd,
         capture_output=True,
@@ -96,8 +96,15 @@ def sdk_round_trip(python: str, base_url: str, env: dict[str, str], cwd: Path) -
     )
     elapsed = time.monotonic() - started
     if done.returncode != 0 or ANSWER not in done.stdout:
-        raise SystemExit(f"the SDK reference failed ({done.returncode}): {done.stdout}\n{done.stderr}")
+        raise SystemExit(f"{what} failed ({done.returncode}): {done.stdout}\n{done.stderr}")
     return elapsed
+
+
+def sdk_round_trip(python: str, base_url: str, env: dict[str, str], cwd: Path) -> float:
+    """The reference for ``-p``: the SDK alone, one streamed request (bench/sdk_request.py)."""
+    return timed_answer(
+        [python, str(ROOT / "bench" / "sdk_request.py"), base_url], env, cwd, "the SDK reference"
+    )
 
 
 def app_start(script: str, config: Path, env: dict[str, str], cwd: Path) -> tuple[float, float]:
@@ -111,20 +118,9 @@ def app_start(script: str, config: Path, env: dict[str, str], cwd: Path) -> tupl
 
 
 def headless_round_trip(script: str, config: Path, env: dict[str, str], cwd: Path) -> float:
-    started = time.monotonic()
-    done = subprocess.run(
-        [script, "--config", str(config), "-p", "say something"],
-        env={**os.environ, **env},
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
+    return timed_answer(
+        [script, "--config", str(config), "-p", "say something"], env, cwd, "turnstone-tui -p"
     )
-    elapsed = time.monotonic() - started
-    if done.returncode != 0 or ANSWER not in done.stdout:
-        raise SystemExit(f"turnstone-tui -p failed ({done.returncode}): {done.stdout}\n{done.stderr}")
-    return elapsed
 
 
 def main() -> int:

@@ -133,14 +133,12 @@ async def _choose_missing_model(config: Config) -> tuple[Config, str]:
     from .providers.factory import provider_name
 
     name = provider_name(config)
-    if name == "anthropic":
-        return (
-            config,
-            "No model is set: pick one with /model NAME, --model NAME or [model] name in config.toml.",
-        )
-    if name != "openai":
+    if name not in ("openai", "anthropic"):
         return config, ""
-    from .providers.model_discovery import discover_model
+    from .providers.model_discovery import PICK_HINT, discover_model
+
+    if name == "anthropic":
+        return config, f"No model is set: {PICK_HINT}."
 
     choice = await discover_model(config.api.base_url, config.api.api_key)
     if choice.model:
