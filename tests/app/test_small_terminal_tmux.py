@@ -3,7 +3,6 @@ status bar stay on screen (issue 11 item 7, checked where it was found: a real t
 
 from __future__ import annotations
 
-import os
 import shutil
 import uuid
 from collections.abc import Iterator
@@ -11,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.app.test_tmux import BIN, Tmux
 from tests.helpers.model_server import ModelServerProcess, Reply
+from tests.helpers.tmux_app import Tmux, start_app, write_scripted_config
 
 pytestmark = [
     pytest.mark.tmux,
@@ -21,23 +20,6 @@ pytestmark = [
 ]
 
 WIDTH, HEIGHT = 80, 24
-
-
-class SmallTmux(Tmux):
-    def start(self, cwd: Path, *command: str) -> None:
-        self.run(
-            "new-session",
-            "-d",
-            "-s",
-            self.name,
-            "-x",
-            str(WIDTH),
-            "-y",
-            str(HEIGHT),
-            "-c",
-            str(cwd),
-            *command,
-        )
 
 
 @pytest.fixture
@@ -61,21 +43,9 @@ def test_four_panes_at_80x24_keep_the_prompt_and_status_bar(
 ) -> None:
     workdir = tmp_path / "project"
     workdir.mkdir()
-    config = tmp_path / "config.toml"
-    config.write_text(
-        f'db_path = "{tmp_path / "turnstone.db"}"\n[api]\nbase_url = "{server.openai_base_url}"\n'
-        'api_key = "test-key"\n[model]\nname = "scripted-model"\nprovider = "openai"\nretries = 0\n'
-    )
-    env = {
-        "HOME": str(tmp_path),
-        "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"),
-        "XDG_DATA_HOME": str(tmp_path / "xdg-data"),
-        "TERM": "xterm-256color",
-        "PATH": os.environ.get("PATH", ""),
-        "TURNSTONE_CONFIG": str(config),
-    }
-    tmux = SmallTmux(f"turnstone-small-{uuid.uuid4().hex[:8]}")
-    tmux.start(workdir, "env", "-i", *(f"{k}={v}" for k, v in env.items()), str(BIN))
+    config = write_scripted_config(tmp_path, server.openai_base_url)
+    tmux = Tmux(f"turnstone-small-{uuid.uuid4().hex[:8]}", width=WIDTH, height=HEIGHT)
+    start_app(tmux, workdir, tmp_path, config)
     try:
         tmux.wait_for(lambda s: "scripted-model" in s and "idle" in s, "the app to start", limit=60)
         tmux.keys("-l", "build all four")

@@ -7,16 +7,14 @@ and the app's last line filter keeps every other control character from the term
 
 from __future__ import annotations
 
-import os
 import shutil
-import sys
 import uuid
 from pathlib import Path
 
 import pytest
 
-from tests.app.test_tmux import Tmux
 from tests.helpers.model_server import ModelServerProcess, Reply
+from tests.helpers.tmux_app import Tmux, start_app, write_scripted_config
 
 pytestmark = [
     pytest.mark.tmux,
@@ -24,7 +22,6 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
 ]
 
-BIN = Path(sys.executable).parent / "turnstone-tui"
 # A harmless stand-in for `curl ... | sh`: everything before ESC[2K was erased on screen.
 COMMAND = "echo HIDDEN-PART > hidden.txt # \x1b[2K\x1b[1Gls -la \u202eexe.txt"
 ANSWER = "Denied, fine. \x1b]2;PWNED-TITLE\x07Shown \x1b[8mconcealed\x1b[28m text-END."
@@ -35,24 +32,12 @@ def test_escape_sequences_neither_hide_a_command_nor_reach_the_terminal(tmp_path
     workdir = tmp_path / "project"
     workdir.mkdir()
     with ModelServerProcess(replies, tmp_path / "server") as server:
-        config = tmp_path / "config.toml"
-        config.write_text(
-            f'db_path = "{tmp_path / "turnstone.db"}"\n[api]\nbase_url = "{server.openai_base_url}"\n'
-            'api_key = "test-key"\n[model]\nname = "scripted-model"\nprovider = "openai"\nretries = 0\n'
-        )
-        env = {
-            "HOME": str(tmp_path),
-            "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"),
-            "XDG_DATA_HOME": str(tmp_path / "xdg-data"),
-            "TERM": "xterm-256color",
-            "PATH": os.environ.get("PATH", ""),
-            "TURNSTONE_CONFIG": str(config),
-        }
+        config = write_scripted_config(tmp_path, server.openai_base_url)
         tmux = Tmux(f"turnstone-inject-{uuid.uuid4().hex[:8]}")
-        tmux.start(workdir, "env", "-i", *[f"{k}={v}" for k, v in env.items()], str(BIN))
+        start_app(tmux, workdir, tmp_path, config)
         try:
             tmux.wait_for(lambda s: "scripted-model" in s and "idle" in s, "the app to start")
-            before = tmux.run("display-message", "-p", "-t", tmux.name, "#{pane_title}").strip()
+            before = tmux.pane_title()
             tmux.keys("-l", "list the files")
             tmux.keys("Enter")
             screen = tmux.wait_for(lambda s: "Approve" in s and "ls -la" in s, "the approval modal")
@@ -62,7 +47,7 @@ def test_escape_sequences_neither_hide_a_command_nor_reach_the_terminal(tmp_path
             assert "<U+202E>exe.txt" in screen, screen
             tmux.keys("n")
             tmux.wait_for(lambda s: "text-END" in s, "the answer")
-            title = tmux.run("display-message", "-p", "-t", tmux.name, "#{pane_title}").strip()
+            title = tmux.pane_title()
             assert "PWNED" not in title and title == before, title
             assert not (workdir / "hidden.txt").exists()
         finally:

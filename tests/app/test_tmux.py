@@ -4,19 +4,17 @@ answer shown, then ctrl+c twice quits and leaves no child process behind."""
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
-import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
 import pytest
 
 from tests.helpers.model_server import ModelServerProcess, Reply
+from tests.helpers.tmux_app import Tmux, start_app, write_scripted_config
 
 pytestmark = [
     pytest.mark.tmux,
@@ -24,77 +22,10 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
 ]
 
-ROOT = Path(__file__).resolve().parents[2]
-BIN = Path(sys.executable).parent / "turnstone-tui"
-WIDTH, HEIGHT = 140, 40
-
 
 def bash_loop(tag: str, marker: str) -> str:
     # Prints a line every 0.4 s for a few seconds; the marker makes leftover processes findable.
     return f'for i in 1 2 3 4 5 6 7 8; do echo "{tag} step $i"; sleep 0.4; done # {marker}'
-
-
-class Tmux:
-    """One tmux session on a private server socket (never the user's or another test's server)."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.base = ["tmux", "-L", name, "-f", "/dev/null"]
-
-    def run(self, *args: str) -> str:
-        return subprocess.run(
-            [*self.base, *args], check=True, capture_output=True, text=True, timeout=10
-        ).stdout
-
-    def start(self, cwd: Path, *command: str) -> None:
-        self.run(
-            "new-session",
-            "-d",
-            "-s",
-            self.name,
-            "-x",
-            str(WIDTH),
-            "-y",
-            str(HEIGHT),
-            "-c",
-            str(cwd),
-            *command,
-        )
-
-    def kill(self) -> None:
-        subprocess.run([*self.base, "kill-server"], capture_output=True, timeout=10)
-
-    def screen(self) -> str:
-        return self.run("capture-pane", "-p", "-t", self.name)
-
-    def keys(self, *keys: str) -> None:
-        self.run("send-keys", "-t", self.name, *keys)
-
-    def alive(self) -> bool:
-        result = subprocess.run([*self.base, "has-session", "-t", self.name], capture_output=True, timeout=10)
-        return result.returncode == 0
-
-    def wait_for_stable_screen(self, limit: float = 10.0) -> str:
-        """The screen once two captures 0.2 s apart are the same."""
-        deadline = time.monotonic() + limit
-        screen = self.screen()
-        while time.monotonic() < deadline:
-            time.sleep(0.2)
-            again = self.screen()
-            if again == screen:
-                return screen
-            screen = again
-        return screen
-
-    def wait_for(self, predicate: Callable[[str], bool], what: str, limit: float = 30.0) -> str:
-        deadline = time.monotonic() + limit
-        screen = ""
-        while time.monotonic() < deadline:
-            screen = self.screen()
-            if predicate(screen):
-                return screen
-            time.sleep(0.1)
-        raise AssertionError(f"timed out waiting for {what}; the screen was:\n{screen}")
 
 
 # Far taller than the terminal: the chat must follow it down as it streams.
@@ -129,30 +60,9 @@ def test_real_app_in_tmux(tmp_path: Path, model_server_process: tuple[ModelServe
     server, marker = model_server_process
     workdir = tmp_path / "project"
     workdir.mkdir()
-    config = tmp_path / "config.toml"
-    config.write_text(
-        f'db_path = "{tmp_path / "turnstone.db"}"\n'
-        "[api]\n"
-        f'base_url = "{server.openai_base_url}"\n'
-        'api_key = "test-key"\n'
-        "[model]\n"
-        'name = "scripted-model"\n'
-        'provider = "openai"\n'
-        "retries = 0\n"
-    )
-
-    env = {
-        "HOME": str(tmp_path),
-        "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"),
-        "XDG_DATA_HOME": str(tmp_path / "xdg-data"),
-        "TERM": "xterm-256color",
-        "PATH": os.environ.get("PATH", ""),
-        "TURNSTONE_CONFIG": str(config),
-    }
-    env_args = [f"{key}={value}" for key, value in env.items()]
-    name = f"turnstone-test-{uuid.uuid4().hex[:8]}"
-    tmux = Tmux(name)
-    tmux.start(workdir, "env", "-i", *env_args, str(BIN))
+    config = write_scripted_config(tmp_path, server.openai_base_url)
+    tmux = Tmux(f"turnstone-test-{uuid.uuid4().hex[:8]}")
+    start_app(tmux, workdir, tmp_path, config)
     try:
         tmux.wait_for(lambda s: "scripted-model" in s and "idle" in s, "the app to start")
         tmux.keys("-l", "run the alpha and beta builds")

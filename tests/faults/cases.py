@@ -251,7 +251,7 @@ def killed(point: str) -> Callable[[Path], Outcome]:
 
 def killed_in_tmux(tmp_path: Path) -> Outcome:
     """The full-screen app in tmux, SIGKILLed while its approval modal waits for the user."""
-    from tests.app.test_tmux import Tmux
+    from tests.helpers.tmux_app import Tmux
 
     if shutil.which("tmux") is None:
         return Outcome(0, 0, False, "tmux is not installed")
@@ -278,7 +278,7 @@ def killed_in_tmux(tmp_path: Path) -> Outcome:
             tmux.keys("Enter")
             tmux.wait_for(lambda s: "echo never-approved" in s, "the approval modal", limit=60)
             wait_until(lambda: any(r[0] == "assistant" for r in stored_messages(db)), "the call stored")
-            pane_pid = int(tmux.run("display-message", "-p", "-t", tmux.name, "#{pane_pid}").strip())
+            pane_pid = tmux.pane_pid()
             os.kill(pane_pid, signal.SIGKILL)
         finally:
             tmux.kill()

@@ -74,44 +74,23 @@ def _survivors(mark: str) -> list[int]:
 @pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 @pytest.mark.parametrize("how", ["terminal closed", "SIGKILL"])
 def test_full_screen_app_killed_leaves_no_tool_process(tmp_path: Path, how: str) -> None:
-    from tests.app.test_tmux import BIN, Tmux
+    from tests.helpers.tmux_app import Tmux, start_app, write_scripted_config
 
     mark = new_mark()
     replies = [Reply.tools([("bash", {"command": long_command(mark)}, "call_long")]), Reply.text("never")]
     workdir = tmp_path / "project"
     workdir.mkdir()
     with ModelServerProcess(replies, tmp_path / "server") as server:
-        config = tmp_path / "config.toml"
-        config.write_text(
-            f'db_path = "{tmp_path / "turnstone.db"}"\n'
-            f'[api]\nbase_url = "{server.openai_base_url}"\napi_key = "test-key"\n'
-            '[model]\nname = "scripted-model"\nprovider = "openai"\nretries = 0\n'
-        )
-        env = {
-            "HOME": str(tmp_path),
-            "XDG_CONFIG_HOME": str(tmp_path / "xdg-config"),
-            "XDG_DATA_HOME": str(tmp_path / "xdg-data"),
-            "TERM": "xterm-256color",
-            "PATH": os.environ.get("PATH", ""),
-            "TURNSTONE_CONFIG": str(config),
-        }
+        config = write_scripted_config(tmp_path, server.openai_base_url)
         tmux = Tmux(f"turnstone-faults-{uuid.uuid4().hex[:8]}")
-        tmux.start(
-            workdir,
-            "env",
-            "-i",
-            *[f"{k}={v}" for k, v in env.items()],
-            str(BIN),
-            "--skip-permissions",
-            "--no-sandbox",
-        )
+        start_app(tmux, workdir, tmp_path, config, "--skip-permissions", "--no-sandbox")
         try:
             tmux.wait_for(lambda s: "scripted-model" in s and "idle" in s, "the app to start", limit=60)
             tmux.keys("-l", "run the long job")
             tmux.wait_for(lambda s: "run the long job" in s, "the typed prompt")
             tmux.keys("Enter")
             wait_until(lambda: len(marked(mark)) >= 2, "sleep 300 and the setsid'd sleep 301 to run")
-            pane_pid = int(tmux.run("display-message", "-p", "-t", tmux.name, "#{pane_pid}").strip())
+            pane_pid = tmux.pane_pid()
             if how == "SIGKILL":
                 # env -i execs the app: the pane's process is the app itself
                 os.kill(pane_pid, signal.SIGKILL)
