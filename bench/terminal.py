@@ -109,7 +109,8 @@ class Terminal:
         self.cwd = str(cwd) if cwd else None
         self.screen = pyte.Screen(cols, rows)
         self._stream = pyte.ByteStream(self.screen)
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the screen and the waiters (the parser holds it while pyte parses)
+        self._times_lock = threading.Lock()  # the reader's figures: never held while parsing
         self._waiters: list[_Waiter] = []
         self._process: subprocess.Popen[bytes] | None = None
         self._master = -1
@@ -163,7 +164,9 @@ class Terminal:
             if not data:
                 chunks.put((now, b""))
                 return
-            with self._lock:
+            # Not the screen's lock: the parser holds that while pyte parses a chunk (10-40 ms for a
+            # full Textual frame), and a reader waiting for it read the next chunk that much late.
+            with self._times_lock:
                 self.bytes_read += len(data)
                 self.last_output_at = now
                 if self.output_times is not None:
@@ -268,7 +271,7 @@ class Terminal:
 
     def record_output_times(self) -> list[float]:
         """From now on, note the arrival time of every chunk of output (into the list returned)."""
-        with self._lock:
+        with self._times_lock:
             self.output_times = []
             return self.output_times
 

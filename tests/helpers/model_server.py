@@ -810,19 +810,21 @@ class _Handler(BaseHTTPRequestHandler):
         limit = reply.cut_at if reply.kind == "cut" and reply.cut_at is not None else len(events)
         try:
             started = time.monotonic()
+            written: list[float] = []  # when each event went out (benches compare the screen's pace with it)
             for i, event in enumerate(events[:limit]):
                 # Paced on an absolute schedule (event i at i * delay), so the rate is 1/delay
                 # events a second however long each write takes.
                 if i and reply.delay and stop.wait(max(0.0, started + i * reply.delay - time.monotonic())):
                     break
                 self._write_chunk(event.encode())
+                written.append(time.monotonic())
             if reply.kind == "cut" and not reply.clean_cut:
                 self.close_connection = True
                 self.connection.shutdown(socket.SHUT_RDWR)
                 return
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
-            self.server.owner._record_stream(started, time.monotonic(), limit)
+            self.server.owner._record_stream(started, time.monotonic(), limit, written)
         except (BrokenPipeError, ConnectionResetError, OSError):
             self.close_connection = True
 
@@ -873,7 +875,7 @@ class ScriptedModelServer(_Addresses):
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._requests_file = Path(requests_file) if requests_file else None
-        self._streams: list[dict[str, float]] = []
+        self._streams: list[dict[str, Any]] = []
         self.served_models: list[str] = ["scripted-model"]
         """What ``GET /v1/models`` lists."""
         self.missing: dict[str, int] = {}
@@ -926,11 +928,16 @@ class ScriptedModelServer(_Addresses):
                     fh.write(json.dumps(record.to_dict()) + "\n")
         return n
 
-    def _record_stream(self, started: float, ended: float, events: int) -> None:
+    def _record_stream(self, started: float, ended: float, events: int, written: list[float]) -> None:
         """A streamed reply was written whole: when its first and last event went out
         (``time.monotonic()``, the same clock in every process of this machine: benches compare it
-        with the time a screen showed the text)."""
-        record = {"started": started, "ended": ended, "events": float(events)}
+        with the time a screen showed the text), and when each event did (``written``)."""
+        record: dict[str, Any] = {
+            "started": started,
+            "ended": ended,
+            "events": float(events),
+            "written": written,
+        }
         with self._lock:
             self._streams.append(record)
             if self._requests_file is not None:
@@ -938,8 +945,9 @@ class ScriptedModelServer(_Addresses):
                     fh.write(json.dumps(record) + "\n")
 
     @property
-    def streams(self) -> list[dict[str, float]]:
-        """Each streamed reply written whole, in order: ``started``, ``ended`` (monotonic), ``events``."""
+    def streams(self) -> list[dict[str, Any]]:
+        """Each streamed reply written whole, in order: ``started``, ``ended`` (monotonic), ``events``,
+        ``written`` (when each event went out)."""
         with self._lock:
             return list(self._streams)
 
@@ -1060,7 +1068,7 @@ class ModelServerProcess(_Addresses):
         """The requests served so far, as recorded by the server process."""
         return read_requests_file(self.requests_file)
 
-    def streams(self) -> list[dict[str, float]]:
+    def streams(self) -> list[dict[str, Any]]:
         """The streamed replies written whole so far (see ``ScriptedModelServer.streams``)."""
         return read_requests_file(Path(f"{self.requests_file}.streams"))
 
