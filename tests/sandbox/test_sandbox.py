@@ -575,6 +575,29 @@ def test_the_seccomp_filter_is_a_valid_program_for_both_architectures() -> None:
     assert program("riscv64") is None
 
 
+def test_a_killed_app_leaves_no_seccomp_file_behind(tmp_path: Path) -> None:
+    """The filter bwrap reads was a file in a temp dir removed at exit: every killed app left a
+    turnstone-seccomp-* folder in /tmp. It is a memory file now, gone with the process; the path
+    still reads back the program while the process lives."""
+    import signal
+    import subprocess
+    import sys
+
+    code = (
+        "import os, signal\n"
+        "from turnstone_tui.sandbox.seccomp import program, program_file\n"
+        "path = program_file()\n"
+        "assert path is not None and path.read_bytes() == program(), path\n"
+        "print(path, flush=True)\n"
+        "os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    assert done.stdout.strip(), done.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_hidden_folder_holding_the_workspace_is_not_hidden() -> None:
     """$XDG_RUNTIME_DIR (or a secret dir) that contains the working directory is left alone."""
     from turnstone_tui.sandbox import confine

@@ -16,7 +16,7 @@ the filter denies the means instead of the places: a sandboxed process cannot cr
 
 So programs that serve on a unix socket of their own inside the sandbox (tmux, a test's unix
 server, Python 3.14's forkserver) fail there too. bwrap loads the program (``--seccomp FD``) just
-before it runs the command; the program is written once per agent process to a private file.
+before it runs the command; the program is written once per agent process to a memory file.
 Supported: x86_64 and aarch64 (elsewhere ``program()`` is None and the profile has no filter).
 """
 
@@ -132,11 +132,27 @@ def program(machine: str | None = None) -> bytes | None:
 
 @functools.cache
 def program_file() -> Path | None:
-    """The filter written to a private file (0600, in a 0700 temp dir removed at exit), or None
-    where no filter exists for this machine. Blocking (a write): call it off the event loop."""
+    """A path the filter can be read from while this process lives, or None where no filter
+    exists for this machine. The filter lives in an anonymous memory file (``memfd``) opened
+    through ``/proc/<pid>/fd``: it goes with the process, so even a killed app leaves nothing
+    behind. Where that is not available, a private file (0600, in a 0700 temp dir removed at
+    exit). Blocking (a write): call it off the event loop."""
     code = program()
     if code is None:
         return None
+    try:
+        fd = os.memfd_create("turnstone-seccomp", os.MFD_CLOEXEC)
+    except (AttributeError, OSError):
+        return _temp_file(code)
+    os.write(fd, code)
+    path = Path(f"/proc/{os.getpid()}/fd/{fd}")
+    if not path.exists():  # no /proc
+        os.close(fd)
+        return _temp_file(code)
+    return path
+
+
+def _temp_file(code: bytes) -> Path:
     folder = tempfile.mkdtemp(prefix="turnstone-seccomp-")
     atexit.register(shutil.rmtree, folder, True)
     path = Path(folder) / "filter.bpf"
