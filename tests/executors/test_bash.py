@@ -6,6 +6,8 @@ import asyncio
 import contextlib
 import os
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -328,3 +330,36 @@ async def test_output_beyond_its_share_of_the_loop_waits_for_the_next_window(
     assert slept == []
     await pacer.spent(0.004)  # 12 ms of this window's 10
     assert len(slept) == 1 and 99.0 < slept[0] <= 100.0
+
+
+def test_preparing_a_command_starts_the_guardian_before_it_is_approved(tmp_path: Path) -> None:
+    """The guardian (the process that kills the agent's tool processes if the agent dies) starts
+    when a bash call is prepared, while the user reads the approval, not in front of the first
+    approved command; nothing runs until the call is executed. In a fresh interpreter: a guardian
+    an earlier test started would hide the difference."""
+    marker = tmp_path / "ran"
+    script = f"""
+import asyncio, sys, time
+from pathlib import Path
+sys.path.insert(0, {str(Path(__file__).resolve().parents[2])!r})
+from tests.executors.exec_helpers import make_ctx, prepare
+from turnstone_tui.executors.bash import PREPARERS
+from turnstone_tui.sandbox import lifetime
+
+async def main():
+    assert not lifetime.guardian_running()
+    item = await prepare(PREPARERS, make_ctx(Path({str(tmp_path)!r})), "bash", command="touch ran")
+    assert item.error is None, item.error
+    deadline = time.monotonic() + 30
+    while not lifetime.guardian_running() and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    print("guardian running" if lifetime.guardian_running() else "no guardian")
+
+asyncio.run(main())
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "guardian running"
+    assert not marker.exists()  # prepared, never executed: nothing ran

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 
 import pytest
@@ -199,3 +200,23 @@ def test_the_app_provider_build_imports_httpx_whole_before_any_request(
         [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, timeout=120, check=False
     )
     assert result.stdout.strip().splitlines()[-1:] == ["True"], result.stdout[-500:] + result.stderr[-2000:]
+
+
+async def test_a_built_provider_is_handed_over_without_a_turn_of_the_loop(
+    model_server: ScriptedModelServer,
+) -> None:
+    """Once built, ``ready()`` (the first step of every request) does not yield to the loop: through
+    asyncio.wrap_future the finished build arrived a loop turn later, and whatever was due meanwhile
+    (the app's frame) ran before the request went out."""
+    provider = deferred_provider(model_server.config(), "openai")
+    assert isinstance(provider, DeferredProvider)
+    try:
+        real = await provider.ready()  # the build: waited for once
+        ran: list[str] = []
+        asyncio.get_running_loop().call_soon(ran.append, "a callback queued before")
+        assert await provider.ready() is real
+        assert ran == []  # (the old code ran the queued callback first)
+        await asyncio.sleep(0)
+        assert ran == ["a callback queued before"]
+    finally:
+        await provider.aclose()

@@ -25,6 +25,7 @@ from ..core.tools import Preparer, ToolContext, error_item
 from ..core.truncate import HeadTailBuffer
 from ..core.types import ExecContext, PreparedItem, ProcessOutcome, Subject, ToolResult, ToolStatus
 from ..sandbox import plan
+from ..sandbox.lifetime import start_guardian_soon
 from .bash_guard import MAX_COMMAND_CHARS, check_command
 from .bash_parts import command_parts
 from .proc_group import EmittingSink, RunOutcome, run_process
@@ -123,6 +124,7 @@ async def prepare_bash(ctx: ToolContext, call_id: str, args: dict[str, Any]) -> 
     )
     if refusal:
         return error_item(call_id, "bash", args, f"bash: {refusal}")
+    start_guardian_soon()  # while the user reads the approval, not after
     parts = await asyncio.to_thread(command_parts, command)
 
     script = f"set -e\n{command}" if stop_on_error else command

@@ -93,6 +93,11 @@ class DeferredProvider:
     async def ready(self) -> Provider:
         """The real provider (starts the build if needed, and waits for it); ProviderError when it
         could not be built."""
+        real = self.built
+        if real is not None:
+            # No await once built: asyncio.wrap_future hands over a finished future a loop turn
+            # later, and a frame due meanwhile was drawn before every request went out.
+            return real
         try:
             return await asyncio.wrap_future(self.begin())
         except ProviderError:

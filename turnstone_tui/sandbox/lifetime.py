@@ -2,7 +2,8 @@
 
 - ``child_marker()``: the environment entry for one new child process (``TURNSTONE_TOOL_RUN``), unique
   per call, starting the guardian on first use. Blocking on first use (it starts a process): call it
-  off the event loop, or ``await ensure_guardian_async()`` first.
+  off the event loop, or ``await ensure_guardian_async()`` first; ``start_guardian_soon()`` starts it
+  in a thread when a command is prepared, before the user approves it.
 - ``kill_marked(marker, sig)``: signal every process that carries this call's marker (its ``setsid``
   descendants included).
 """
@@ -60,6 +61,14 @@ def ensure_guardian() -> None:
             )
         except OSError:
             _guardian = None  # processes still die on timeout/cancel; only the after-death net is missing
+
+
+def start_guardian_soon() -> None:
+    """Start the guardian in a thread of its own unless it runs, and return at once. Called when a
+    command is prepared, so that the first batch the user approves does not start it first (a fork
+    and exec of Python, 50-100 ms before the approved commands could start)."""
+    if not guardian_running():
+        threading.Thread(target=ensure_guardian, name="guardian-start", daemon=True).start()
 
 
 async def ensure_guardian_async() -> None:
