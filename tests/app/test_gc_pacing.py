@@ -164,3 +164,63 @@ def test_the_end_of_start_up_turns_the_collector_back_on(restore_gc: None, durin
     finally:
         gc.enable()
         pacer.turn_ended()
+
+
+def test_scrolling_defers_full_collections_until_it_settles(restore_gc: None) -> None:
+    normal = gc.get_threshold()
+    pacer = GcPacer(max_deferral=60)
+    pacer.scrolling()
+    pacer.scrolling()
+    assert gc.get_threshold()[:2] == normal[:2] and gc.get_threshold()[2] > 10_000
+    assert pacer.full_collections == 0
+    pacer.scroll_settled()
+    assert gc.get_threshold() == normal
+    assert pacer.full_collections == 1
+    pacer.scroll_settled()  # nothing put off any more
+    assert pacer.full_collections == 1
+
+
+def test_scrolling_during_a_turn_leaves_the_collection_to_the_turns_end(restore_gc: None) -> None:
+    pacer = GcPacer(max_deferral=60)
+    pacer.turn_started()
+    pacer.scrolling()
+    pacer.scroll_settled()
+    assert pacer.full_collections == 0 and gc.get_threshold()[2] > 10_000  # the turn still defers
+    pacer.turn_ended()
+    assert pacer.full_collections == 1
+    pacer.scrolling()  # a turn's end restored the threshold; scrolling defers again
+    assert gc.get_threshold()[2] > 10_000
+
+
+def test_scrolling_for_long_still_collects(restore_gc: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    now = [1000.0]
+    monkeypatch.setattr(gc_pacing.time, "monotonic", lambda: now[0])
+    pacer = GcPacer(max_deferral=30)
+    pacer.scrolling()
+    now[0] += 29
+    pacer.scrolling()
+    assert pacer.full_collections == 0
+    now[0] += 2
+    pacer.scrolling()
+    assert pacer.full_collections == 1
+    assert gc.get_threshold()[2] > 10_000  # and it goes on deferring
+
+
+async def test_paging_through_the_chat_defers_full_collections_until_it_stops(
+    app: TurnstoneApp, restore_gc: None
+) -> None:
+    normal = gc.get_threshold()
+    async with app.run_test(size=(100, 20)) as pilot:
+        await start(pilot)
+        for n in range(30):
+            await app.chat.add_user(f"question {n}")
+        await wait_until(pilot, lambda: app.chat.max_scroll_y > 20, 30, "the chat to overflow")
+        await wait_until(pilot, lambda: gc.get_freeze_count() > 1000, 30, "the start-up freeze")
+        collections = app._gc.full_collections
+        await pilot.press("pageup")
+        await pilot.pause()
+        assert gc.get_threshold()[2] > 10_000  # no automatic full collection while paging
+        assert app._gc.full_collections == collections
+        await pilot.press("pageup")
+        await wait_until(pilot, lambda: app._gc.full_collections > collections, 30, "the put-off collection")
+        assert gc.get_threshold() == normal

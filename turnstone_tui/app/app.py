@@ -19,6 +19,7 @@ from textual.app import App
 from textual.binding import Binding
 from textual.filter import LineFilter
 from textual.reactive import var
+from textual.timer import Timer
 
 from ..config import ConfigError
 from ..core.outcomes import cancelled_result
@@ -61,6 +62,9 @@ INBOX_REFRESH_SECONDS = 15.0
 
 GC_QUIET_SECONDS = 1.0
 """No streamed output for this long: a good moment for a long turn's full collection."""
+
+SCROLL_SETTLE_SECONDS = 1.0
+"""The chat was not scrolled for this long: the full collection put off while it was runs."""
 
 
 class TurnstoneApp(App[None]):
@@ -136,6 +140,7 @@ class TurnstoneApp(App[None]):
         self._mcp_wait = FirstTurnMcpWait()
         self._session_ready = asyncio.Event()
         self._gc = GcPacer()
+        self._scroll_settle: Timer | None = None
         config = runtime.config if runtime else None
         self.main = MainScreen(
             cwd=self.cwd,
@@ -473,6 +478,18 @@ class TurnstoneApp(App[None]):
     def _gc_tick(self) -> None:
         # Quiet: no answer text or tool output reached the screen for a second.
         self._gc.tick(quiet=time.monotonic() - self.applier.last_batch_at > GC_QUIET_SECONDS)
+
+    def on_chat_view_user_scrolled(self, message: ChatView.UserScrolled) -> None:
+        message.stop()
+        self._gc.scrolling()
+        if self._scroll_settle is None:
+            self._scroll_settle = self.set_timer(SCROLL_SETTLE_SECONDS, self._scroll_settled)
+        else:
+            self._scroll_settle.reset()
+
+    def _scroll_settled(self) -> None:
+        self._scroll_settle = None
+        self._gc.scroll_settled()
 
     def _collect_after_turn(self) -> None:
         if self.busy:

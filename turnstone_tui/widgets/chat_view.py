@@ -93,6 +93,9 @@ class NewOutputMarker(Static):
 class ChatView(VerticalScroll, can_focus=True):
     """The conversation. Engine events arrive through the app, which calls the methods below."""
 
+    class UserScrolled(Message):
+        """The user scrolled the chat (a key, the wheel, the scroll bar)."""
+
     class BelowFold(Message):
         """Output arrived below the view while the chat does not follow (``unseen``), or the chat
         follows again (not ``unseen``)."""
@@ -142,6 +145,7 @@ class ChatView(VerticalScroll, can_focus=True):
         (PageDown or the down key at the end) would stop following for good. Check after it."""
         super().release_anchor()
         self._scrolled_away = True
+        self.post_message(self.UserScrolled())
         self.call_after_refresh(self._check_at_bottom)
 
     def scroll_end(self, *args: Any, **kwargs: Any) -> None:
