@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.content import Content
+from textual.geometry import Size
+from textual.layout import DockArrangeResult
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
@@ -22,6 +24,20 @@ BLOCKS_PER_CHUNK = 8
 
 # Reasoning can be very long; the dimmed block shows at most this many trailing characters.
 MAX_REASONING_CHARS = 20_000
+
+
+class WidthArranged(Widget):
+    """A column of ``height: auto`` children arranged once per width, whatever its own height.
+
+    Textual arranges a container twice in a frame when it is measured and then placed: at
+    ``(width, 0)`` (or its parent's height) to find its content height, then at its final size to
+    place its children, and each size is a separate entry of the arrangement cache. Nothing in an
+    answer depends on the height it is given (every block, chunk and answer is ``height: auto``),
+    so the answer, its chunks and their Markdown arrange at ``(width, 0)`` only: one arrangement
+    per change instead of two (the streaming chunk's Markdown was arranged three times a frame)."""
+
+    def arrange(self, size: Size, optimal: bool = False) -> DockArrangeResult:
+        return super().arrange(Size(size.width, 0), optimal)
 
 
 class UserMessage(Static):
@@ -57,7 +73,7 @@ class ErrorMessage(Static):
 FLUSH_INTERVAL = 0.04  # seconds between Markdown updates while an answer streams
 
 
-class AssistantMessage(Widget):
+class AssistantMessage(WidthArranged):
     """The assistant's answer, streamed as Markdown through ``Markdown.get_stream()``.
 
     The answer is a column of :class:`MarkdownChunk` widgets: only the last one streams; once it

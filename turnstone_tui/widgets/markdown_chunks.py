@@ -24,12 +24,11 @@ from textual import events
 from textual.app import ComposeResult
 from textual.geometry import Size
 from textual.message import Message
-from textual.widget import Widget
 from textual.widgets import Markdown
 from textual.widgets.markdown import MarkdownStream
 
 from .answer_markdown import AnswerMarkdown
-from .chat_messages import BLOCKS_PER_CHUNK
+from .chat_messages import BLOCKS_PER_CHUNK, WidthArranged
 
 _HEADING_BLOCKS = tuple(Markdown.BLOCKS[f"h{level}"] for level in range(1, 7))
 
@@ -106,7 +105,7 @@ def split_for_new_chunk(source: str, text: str, max_blocks: int) -> tuple[str, s
     return combined[len(source) : head_end], combined[head_end:]
 
 
-class MarkdownChunk(Widget):
+class MarkdownChunk(WidthArranged):
     """One piece of an answer: a Markdown widget, streamed into while it is the last piece."""
 
     class Frozen(Message):
