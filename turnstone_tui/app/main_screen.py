@@ -17,6 +17,7 @@ from ..widgets.chat_view import ChatView, NewOutputMarker
 from ..widgets.footer import Footer
 from ..widgets.prompt_input import PromptArea, PromptCompleter, PromptInput
 from ..widgets.status_bar import StatusBar
+from .compositor import LayoutCompositor
 
 if TYPE_CHECKING:
     from ..core.provider import Provider
@@ -49,6 +50,7 @@ class MainScreen(Screen[None]):
         max_pane_lines: int = 5000,
     ) -> None:
         super().__init__()
+        self._compositor = LayoutCompositor()
         self._cwd = cwd
         self._completer = completer
         self._max_chat_widgets = max_chat_widgets
