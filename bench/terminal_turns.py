@@ -8,7 +8,9 @@ screen. It prints the time per turn (enter -> last line on screen) around turns 
 (median of the ten turns up to each), the app's CPU time per turn around the same turns (user +
 system, from enter to the next turn's enter: what the other processes on a shared machine inflate
 far less than the wall time, whose ratio moves with the load over a run of several minutes) and
-the app's RSS after turn 10 and after the last turn.
+the app's RSS after turn 10 and after the last turn. The CPU time is also given as the mean of
+turns 11-30 and of the last 50 turns: a mean counts the turns that ran a long collection, which the
+medians leave out.
 
 The floor, in the same run: the same answers written to a raw terminal by a tiny program that
 reads each prompt line (``bench/floor_echo.py``): what the terminal and the harness cost.
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import tempfile
 import time
@@ -181,6 +184,14 @@ def main() -> int:
         )
     for mark in marks:
         print(f"  CPU per turn near turn {mark:<4}  median {around(cpu, mark) * 1000:7.1f} ms")
+    early, late = cpu[10:30], cpu[max(30, turns - 50) :]
+    if early and late:
+        print(
+            f"  CPU per turn, mean of turns 11-{10 + len(early)} {statistics.mean(early) * 1000:.1f} ms, "
+            f"of the last {len(late)} {statistics.mean(late) * 1000:.1f} ms "
+            f"({statistics.mean(late) / statistics.mean(early):.2f}x; means count every turn's collections, "
+            "the medians above leave out the occasional thorough one)"
+        )
     first, last = around(times, 10), around(times, turns)
     print(
         f"  RSS after turn 10 {rss.get(10, float('nan')):.0f} MB, after turn {turns} {rss.get(turns, float('nan')):.0f} MB"

@@ -1,43 +1,64 @@
-"""Keep Python's full garbage collections out of streaming turns.
+"""Keep Python's garbage collections short, and out of streaming turns.
 
 A full (generation 2) collection walks every tracked object: with the SDKs, Textual and a long
-conversation loaded that is several hundred thousand objects and 100-200 ms on a slow machine,
-long enough to be seen as a frozen screen while an answer streams. So:
+conversation loaded that is several hundred thousand objects (most of them the render caches of
+mounted widgets: Strips and their FIFOCaches) and 100-600 ms, long enough to be seen as a frozen
+screen while an answer streams, and a cost per turn that grew with the session. So:
 
 - after start-up, everything alive (modules, SDK types, the first screen) is collected once and
-  frozen, so later full collections skip it;
+  frozen, so later collections skip it;
 - while a turn runs, automatic full collections are put off (generations 0 and 1 still run, and
   they reclaim most garbage);
 - when the turn ends, and every ``max_deferral`` seconds during a very long turn (at a moment
-  when nothing streams, if one comes soon), a full collection is run, so cyclic garbage never
-  builds up for long;
-- the same while the user scrolls through the chat (``scrolling``): each page of a long session
-  draws entries never drawn before, and the objects that makes brought on a full collection in
-  the frame of about one PageUp in five (50-250 ms in a resumed 300-turn session, growing as the
-  pages were drawn); it runs once the scrolling has stopped (``scroll_settled``).
+  when nothing streams, if one comes soon), what is not frozen (what the turns since the last
+  one made) is collected and what survives is frozen too: the collection after a turn costs
+  what that turn left behind, not what the whole session holds;
+- cyclic garbage among frozen objects (a widget pruned from the chat after it was frozen: a
+  widget and its parent, its styles and its message queue refer to each other) is freed by a
+  thorough collection — everything unfrozen, collected, frozen again — run at the same moments
+  when the heap (``sys.getallocatedblocks()``: Python's memory blocks in use, garbage included;
+  a fraction of a millisecond to read, where counting the frozen objects walks them all) has
+  grown by ``growth_ratio`` since the last thorough one. That is the rule Python uses for its
+  own full collections (long-lived objects grown by a quarter), so the garbage kept is at most
+  about that fraction of what is alive, and the thorough collections' cost, spread over the
+  turns between them, stays proportional to what a turn leaves behind rather than to the
+  session's length;
+- while the user scrolls through the chat (``scrolling``) automatic full collections wait too:
+  each page of a long session draws entries never drawn before, and the objects that makes
+  brought on a full collection in the frame of about one PageUp in five (50-250 ms in a resumed
+  300-turn session, growing as the pages were drawn); the pacer's collection runs once the
+  scrolling has stopped (``scroll_settled``).
 """
 
 from __future__ import annotations
 
 import gc
+import sys
 import time
 
 # gen-2 threshold while a turn runs: "never, unless we ask".
 _DEFERRED_THRESHOLD = 1_000_000
 # A long turn's periodic collection waits for a quiet moment for up to this many deferrals.
 QUIET_WAIT_FACTOR = 4
+# A thorough collection once the heap grew by this fraction since the last one (Python's own
+# ratio for its full collections: long_lived_pending > long_lived_total / 4).
+GROWTH_RATIO = 0.25
 
 
 class GcPacer:
     """Defers full collections during turns; call ``turn_started`` / ``turn_ended``."""
 
-    def __init__(self, *, max_deferral: float = 30.0) -> None:
+    def __init__(self, *, max_deferral: float = 30.0, growth_ratio: float = GROWTH_RATIO) -> None:
         self.max_deferral = max_deferral
+        self.growth_ratio = growth_ratio
         self._normal = gc.get_threshold()
         self._deferring_since: float | None = None
         self._freeze_pending = False
         self._scrolling_since: float | None = None
-        self.full_collections = 0
+        # The heap's size (Python's memory blocks in use) after the last thorough collection.
+        self._blocks_after_thorough = 0
+        self.collections = 0
+        self.thorough_collections = 0
 
     @property
     def deferring(self) -> bool:
@@ -52,8 +73,7 @@ class GcPacer:
             self._freeze_pending = True
             return
         self._freeze_pending = False
-        gc.collect()
-        gc.freeze()
+        self._thorough()
 
     def turn_started(self) -> None:
         if self._deferring_since is None:
@@ -65,12 +85,13 @@ class GcPacer:
         if self._deferring_since is not None:
             self._deferring_since = None
             gc.set_threshold(*self._normal)
-            self.collect()
             if self._freeze_pending:
                 self.freeze_startup()
+            else:
+                self.collect()
 
     def tick(self, *, quiet: bool = True) -> None:
-        """Call now and then: a turn that runs for long still gets a full collection, at a quiet
+        """Call now and then: a turn that runs for long still gets a collection, at a quiet
         moment (``quiet``: nothing is streaming onto the screen right now) if one comes within
         ``QUIET_WAIT_FACTOR`` times ``max_deferral``, and then regardless."""
         if self._deferring_since is None:
@@ -81,8 +102,21 @@ class GcPacer:
             self._deferring_since = time.monotonic()
 
     def collect(self) -> None:
+        """Collect what is not frozen and freeze what survives; a thorough collection instead
+        when the heap has grown by ``growth_ratio`` since the last one."""
+        self.collections += 1
+        if sys.getallocatedblocks() > self._blocks_after_thorough * (1 + self.growth_ratio):
+            self._thorough()
+            return
         gc.collect()
-        self.full_collections += 1
+        gc.freeze()
+
+    def _thorough(self) -> None:
+        gc.unfreeze()
+        gc.collect()
+        gc.freeze()
+        self._blocks_after_thorough = sys.getallocatedblocks()
+        self.thorough_collections += 1
 
     def scrolling(self) -> None:
         """The user scrolls the chat: automatic full collections wait for ``scroll_settled``
