@@ -332,6 +332,44 @@ async def test_frozen_chunks_report_to_the_chat(small_chunks: None) -> None:
         assert set(chat._frozen_chunks) == set(chunks)
 
 
+async def test_a_new_answer_is_drawn_with_its_first_words_never_empty() -> None:
+    """The answer's first words are rendered (their Markdown blocks mounted) before append_content
+    returns, and no frame is drawn while the answer mounts: one drawn then showed an empty answer,
+    and the words waited for it and the frame after (a timer handed them over later)."""
+    app = ChatApp()
+    async with app.run_test(size=(80, 20)) as pilot:
+        chat = app.query_one(ChatView)
+        screen = app.screen
+        drawn_empty: list[bool] = []
+        draw = screen._compositor_refresh
+
+        def spy() -> None:
+            answer = chat.streaming
+            drawn_empty.append(answer is not None and not answer.rendered_source)
+            draw()
+
+        screen._compositor_refresh = spy  # type: ignore[method-assign]
+        first = "The first words, with **bold** and a list:\n\n- one\n- two\n"
+        await chat.append_content(first)
+        answer = chat.streaming
+        assert answer is not None
+        assert answer.rendered_source == first
+        markdown = answer.chunks[0].markdown
+        assert len(markdown.children) == 2  # the paragraph and the list, mounted
+        assert app._batch_count == 0  # frames are not held any longer
+        await wait_until(pilot, lambda: any("The first words" in line for line in screen_lines(app)), 30)
+        assert True not in drawn_empty
+        await chat.append_content("- three\n")  # streaming goes on into the same list
+        await chat.end_message()
+        await wait_until(pilot, lambda: any("three" in line for line in screen_lines(app)), 30)
+        assert answer.rendered_source == first + "- three\n"
+        assert [line.strip() for line in screen_lines(app) if line.strip().startswith("•")] == [
+            "• one",
+            "• two",
+            "• three",
+        ]
+
+
 async def test_the_first_words_of_an_answer_are_drawn_without_waiting_for_the_flush_interval(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

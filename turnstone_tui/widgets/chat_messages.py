@@ -134,15 +134,19 @@ class AssistantMessage(WidthArranged):
             for chunk in chunks:
                 chunk.freeze(virtualise=len(chunks) > 1)
 
-    async def append(self, text: str) -> None:
-        """Append a fragment of the answer."""
+    async def append(self, text: str, *, render: bool = False) -> None:
+        """Append a fragment of the answer. ``render``: the answer's first words, handed to the
+        Markdown now and rendered (its blocks mounted) before this returns."""
         if not text:
             return
         self._parts.append(text)
         # Hand text to the Markdown stream at most every FLUSH_INTERVAL: each append re-lays out
         # the streaming chunk, so per-token appends would cap the rate the screen keeps up with.
         self._unflushed.append(text)
-        if self._flush_timer is None:
+        if render and not self._flushed_once and self._flush_timer is None and self.chunks:
+            self._flushed_once = True
+            await self._flush(render=True)
+        elif self._flush_timer is None:
             # The first words go out at once (the answer box is not drawn empty for a frame).
             delay = FLUSH_INTERVAL if self._flushed_once else 0.001  # (Textual: no 0 s timer)
             self._flushed_once = True
@@ -150,7 +154,7 @@ class AssistantMessage(WidthArranged):
         if self.parent is not None and self.parent.has_class("-raw"):
             self.sync_raw()
 
-    async def _flush(self) -> None:
+    async def _flush(self, *, render: bool = False) -> None:
         self._flush_timer = None
         async with self._flush_lock:
             if not self._unflushed:
@@ -167,7 +171,7 @@ class AssistantMessage(WidthArranged):
             live = chunks[-1]
             split = split_for_new_chunk(live.source, text, self.blocks_per_chunk)
             if split is None:
-                await live.write(text)
+                await live.write(text, render=render)
             else:
                 # The live chunk is full: it takes the text up to a finished block, the rest
                 # starts the next chunk.

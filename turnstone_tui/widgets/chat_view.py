@@ -461,7 +461,12 @@ class ChatView(VerticalScroll, can_focus=True):
             self._reasoning = None
         if self._assistant is None:
             self._assistant = AssistantMessage()
-            await self.add(self._assistant)
+            # No frame in between: one drawn while the answer mounted showed an empty box (or none),
+            # and the answer's words waited for that frame and the next (15-50 ms each).
+            with self.app.batch_update():
+                await self.add(self._assistant)
+                await self._assistant.append(text, render=True)
+            return
         await self._assistant.append(text)
 
     async def append_reasoning(self, text: str) -> None:

@@ -186,13 +186,18 @@ class MarkdownChunk(WidthArranged):
             return True
         return self.markdown.lock.is_locked or (self._stream is not None and bool(self._stream._pending))
 
-    async def write(self, text: str) -> None:
-        """Stream ``text`` onto the end of this chunk (buffered until the chunk is mounted)."""
+    async def write(self, text: str, *, render: bool = False) -> None:
+        """Stream ``text`` onto the end of this chunk (buffered until the chunk is mounted).
+        ``render``: the chunk's first text, appended to the Markdown at once and awaited (its
+        blocks are mounted when this returns) rather than handed to the stream's task."""
         if not text:
             return
         self._parts.append(text)
         if not self._ready.is_set():
             self._early.append(text)
+            return
+        if render and self._stream is None and not self.markdown.source:
+            await self.markdown.append(text)
             return
         await self._write_to_stream(text)
 
