@@ -6,7 +6,8 @@ import asyncio
 
 import pytest
 from textual.app import App, ComposeResult
-from textual.geometry import Size
+from textual.geometry import Region, Size
+from textual.widget import Widget
 from textual.widgets import Static
 
 from tests.app.helpers import wait_until
@@ -390,3 +391,37 @@ async def test_the_first_words_of_an_answer_are_drawn_without_waiting_for_the_fl
         await wait_until(
             pilot, lambda: any("The first words. More words." in line for line in screen_lines(app)), 30
         )
+
+
+async def test_the_chat_and_answer_containers_render_their_blank_rows_once_and_the_same() -> None:
+    """The chat, the answer, its chunk and its Markdown draw only their background behind their
+    children: one row is rendered and repeated (Textual rendered every visible row, all again on
+    each size change, i.e. every frame of a stream). The rows must be exactly Textual's own,
+    padding rows (the chat's bottom padding) and a focused chat's tint included."""
+    app = ChatApp()
+    async with app.run_test(size=(90, 60)) as pilot:
+        chat = app.query_one(ChatView)
+        message = await add_whole(pilot, chat, long_answer(1), one_document=True)
+        chat.focus()
+        await pilot.pause()
+        chunk = message.chunks[0]
+        for widget in (chat, message, chunk, chunk.markdown):
+            width, height = widget.region.size  # (render_lines' crop is in the region's coordinates)
+            assert height > 10
+            rendered: list[int] = []
+            textual_render_line = widget.render_line
+            widget.render_line = lambda y, render=textual_render_line, rendered=rendered: (  # type: ignore[method-assign]
+                rendered.append(y) or render(y)
+            )
+            for crop in (
+                Region(0, 0, width, height),
+                Region(0, height - 6, width, 6),
+                Region(3, 2, width - 6, height - 4),
+            ):
+                widget._styles_cache.clear()
+                rendered.clear()
+                ours = widget.render_lines(crop)
+                assert len(rendered) <= 3, (type(widget).__name__, crop, rendered)
+                widget._styles_cache.clear()
+                assert ours == Widget.render_lines(widget, crop), (type(widget).__name__, crop)
+            del widget.render_line

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
 from textual.content import Content
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.layout import DockArrangeResult
+from textual.strip import Strip
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
@@ -34,10 +36,46 @@ class WidthArranged(Widget):
     place its children, and each size is a separate entry of the arrangement cache. Nothing in an
     answer depends on the height it is given (every block, chunk and answer is ``height: auto``),
     so the answer, its chunks and their Markdown arrange at ``(width, 0)`` only: one arrangement
-    per change instead of two (the streaming chunk's Markdown was arranged three times a frame)."""
+    per change instead of two (the streaming chunk's Markdown was arranged three times a frame).
+    And its blank rows are rendered once (:func:`render_blank_rows_once`)."""
 
     def arrange(self, size: Size, optimal: bool = False) -> DockArrangeResult:
         return super().arrange(Size(size.width, 0), optimal)
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        return render_blank_rows_once(self, crop, super().render_lines)
+
+
+def render_blank_rows_once(
+    widget: Widget, crop: Region, render: Callable[[Region], list[Strip]]
+) -> list[Strip]:
+    """``render(crop)`` for a container that draws nothing but its background: every row between
+    its top and bottom padding is the same blank line (its children are drawn over it), so one is
+    rendered and repeated. Textual renders each visible row, and all of them again whenever the
+    container's size changes, which for a streaming answer is every frame: the chat's and the
+    answer's containers' rows were about 40% of each frame's render. A container with a border,
+    outline or title is rendered row by row as before."""
+    styles = widget.styles
+    edges = (styles.border_top, styles.border_bottom, styles.outline_top, styles.outline_bottom)
+    if (
+        crop.height < 3
+        or widget.border_title
+        or widget.border_subtitle
+        or any(e[0] not in ("", "none") for e in edges)
+    ):
+        return render(crop)
+    # The rows of the content region (the region's own coordinates): no padding, no scroll bar gutter.
+    region, content = widget.region, widget.content_region
+    low = max(crop.y, content.y - region.y)
+    high = min(crop.bottom, content.bottom - region.y)
+    if high - low < 2:
+        return render(crop)
+    row = render(Region(crop.x, low, crop.width, 1))
+    if len(row) != 1:
+        return render(crop)
+    above = render(Region(crop.x, crop.y, crop.width, low - crop.y)) if low > crop.y else []
+    below = render(Region(crop.x, high, crop.width, crop.bottom - high)) if crop.bottom > high else []
+    return [*above, *(row * (high - low)), *below]
 
 
 class UserMessage(Static):

@@ -27,6 +27,7 @@ from textual.content import Content
 from textual.geometry import Region, Size
 from textual.layout import DockArrangeResult
 from textual.message import Message
+from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -39,6 +40,7 @@ from .chat_messages import (
     ReasoningBlock,
     UserMessage,
     WelcomeMessage,
+    render_blank_rows_once,
 )
 
 if TYPE_CHECKING:
@@ -405,6 +407,11 @@ class ChatView(VerticalScroll, can_focus=True):
         """The view moved: the entry to hold in place is the one now at its top."""
         if self._keep is not None or self._older:
             self._capture_view_top()
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # The chat's own rows are blank behind its entries, and re-rendered on every frame in
+        # which it scrolls or grows: one is rendered and repeated (see render_blank_rows_once).
+        return render_blank_rows_once(self, crop, super().render_lines)
 
     def arrange(self, size: Size, optimal: bool = False) -> DockArrangeResult:
         """Lay out the entries, then scroll so the remembered entry stays where it was on screen
