@@ -12,9 +12,15 @@ import json
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
+import pytest
+
+from tests.app.helpers import start, wait_until
 from tests.helpers.model_server import Reply, ScriptedModelServer
+from turnstone_tui.app.app import TurnstoneApp
+from turnstone_tui.widgets import chat_messages
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = [
@@ -268,3 +274,35 @@ def test_a_headless_run_imports_no_textual_and_starts_the_sdk_import_before_the_
         "thread": "sdk-import",
         "alone": True,
     }, report
+
+
+def test_warming_the_markdown_loads_what_the_first_answer_needs(tmp_path: Path) -> None:
+    """What the app loads in a worker thread once started (see the next test), so that the first
+    answer does not import it on the event loop: the Markdown widgets, markdown-it, pygments."""
+    names = [
+        "markdown_it",
+        "textual.widgets._markdown",
+        "turnstone_tui.widgets.markdown_chunks",
+        "pygments.lexers.python",
+    ]
+    before = loaded_after("import turnstone_tui.widgets.chat_messages", tmp_path, names)
+    assert not any(before.values()), before
+    after = loaded_after(
+        "from turnstone_tui.widgets.chat_messages import warm_markdown\nwarm_markdown()", tmp_path, names
+    )
+    assert all(after.values()), after
+
+
+async def test_the_app_warms_the_markdown_in_a_worker_thread_after_start_up(
+    app: TurnstoneApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    on_main_thread: list[bool] = []
+    monkeypatch.setattr(
+        chat_messages,
+        "warm_markdown",
+        lambda: on_main_thread.append(threading.current_thread() is threading.main_thread()),
+    )
+    async with app.run_test(size=(100, 30)) as pilot:
+        await start(pilot)
+        await wait_until(pilot, lambda: on_main_thread, 30, "the Markdown warm-up")
+        assert on_main_thread == [False]

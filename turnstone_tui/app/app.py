@@ -278,6 +278,8 @@ class TurnstoneApp(App[None]):
             self.call_after_refresh(self._report_provider_problem)
             # A second after start-up (a full collection takes ~100 ms: not on the first frame).
             self.set_timer(1.0, self._gc.freeze_startup)
+            # Before that, in a worker thread: what the first answer needs (frozen with the rest).
+            self.set_timer(0.3, self._warm_markdown)
             self.set_interval(1, self._gc_tick)
         self._session_ready.set()
         self.refresh_bindings()
@@ -502,6 +504,19 @@ class TurnstoneApp(App[None]):
         # was drawn: on a loaded machine that frame can still be pending, and a full collection
         # (up to a second) before it would hold the answer's last line off the screen.
         self.call_after_refresh(self._collect_once_drawn)
+
+    def _warm_markdown(self) -> None:
+        from ..providers.deferred import IMPORT_LOCK
+        from ..widgets.chat_messages import warm_markdown
+
+        def warm() -> None:
+            try:
+                with IMPORT_LOCK:  # (never beside the SDK's import: see IMPORT_LOCK)
+                    warm_markdown()
+            except Exception:  # the first answer then loads it itself, as it did
+                log.exception("could not load the Markdown machinery in the background")
+
+        asyncio.get_running_loop().run_in_executor(None, warm)
 
     def _collect_once_drawn(self) -> None:
         if not self.busy:

@@ -21,6 +21,20 @@ if TYPE_CHECKING:
 # The Markdown machinery (markdown-it, pygments, Textual's Markdown widgets: a tenth of a second of
 # imports) loads with the first answer shown, not before the app's first frame.
 
+
+def warm_markdown() -> None:
+    """Load the Markdown machinery and the highlighter of the commonest code (for a worker thread
+    once the app has started): the first answer of a session imported it on the event loop, its
+    first words held back meanwhile (~90 ms on a loaded machine, up to a second under heavy load)."""
+    from textual.highlight import HighlightTheme, highlight
+
+    from .markdown_chunks import _parser
+
+    _parser()
+    for language in ("python", "bash"):
+        highlight("x = 1\n", language=language, theme=HighlightTheme)
+
+
 BLOCKS_PER_CHUNK = 8
 """Blocks in one streamed Markdown chunk before it is frozen and a new chunk starts."""
 
