@@ -39,6 +39,7 @@ from .mcp_wait import FirstTurnMcpWait
 from .prompt_queue import PromptQueue
 from .questions import QuestionBroker
 from .stream_applier import StreamApplier
+from .textual_caches import release_dead_widget_caches
 from .ui_bridge import TextualSessionUI
 
 if TYPE_CHECKING:
@@ -520,6 +521,7 @@ class TurnstoneApp(App[None]):
 
     def _collect_once_drawn(self) -> None:
         if not self.busy:
+            release_dead_widget_caches()  # (before the collection: what it frees is not walked)
             self._gc.turn_ended()
 
     def watch_ready(self) -> None:
