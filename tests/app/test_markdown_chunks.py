@@ -425,3 +425,26 @@ async def test_the_chat_and_answer_containers_render_their_blank_rows_once_and_t
                 widget._styles_cache.clear()
                 assert ours == Widget.render_lines(widget, crop), (type(widget).__name__, crop)
             del widget.render_line
+
+
+async def test_streaming_appends_reuse_one_markdown_parser(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Textual's Markdown builds a new MarkdownIt for every append unless given a factory: the
+    chunks share one (its parse() keeps no state), and render the same."""
+    import textual.widgets._markdown as textual_markdown
+
+    built: list[object] = []
+
+    class CountingMarkdownIt(textual_markdown.MarkdownIt):  # type: ignore[misc,name-defined]
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            built.append(self)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(textual_markdown, "MarkdownIt", CountingMarkdownIt)
+    app = ChatApp()
+    async with app.run_test(size=(90, 200)) as pilot:
+        chat = app.query_one(ChatView)
+        message = await stream_into(chat, long_answer(2))
+        await settle(pilot, message)
+        assert message.rendered_source == long_answer(2)
+        assert any("The end." in line for line in screen_lines(app))
+    assert built == []
