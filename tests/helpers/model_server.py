@@ -712,6 +712,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(404, {"error": {"message": f"no such endpoint: GET {self.path}"}})
 
     def do_POST(self) -> None:  # noqa: N802
+        self.received_at = time.monotonic()  # (the request line and headers were just read)
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         try:
@@ -824,7 +825,8 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             self.wfile.write(b"0\r\n\r\n")
             self.wfile.flush()
-            self.server.owner._record_stream(started, time.monotonic(), limit, written)
+            received = getattr(self, "received_at", started)
+            self.server.owner._record_stream(started, time.monotonic(), limit, written, received)
         except (BrokenPipeError, ConnectionResetError, OSError):
             self.close_connection = True
 
@@ -928,11 +930,15 @@ class ScriptedModelServer(_Addresses):
                     fh.write(json.dumps(record.to_dict()) + "\n")
         return n
 
-    def _record_stream(self, started: float, ended: float, events: int, written: list[float]) -> None:
+    def _record_stream(
+        self, started: float, ended: float, events: int, written: list[float], received: float | None = None
+    ) -> None:
         """A streamed reply was written whole: when its first and last event went out
         (``time.monotonic()``, the same clock in every process of this machine: benches compare it
-        with the time a screen showed the text), and when each event did (``written``)."""
+        with the time a screen showed the text), when each event did (``written``), and when its
+        request came in (``received``: its headers read)."""
         record: dict[str, Any] = {
+            "received": started if received is None else received,
             "started": started,
             "ended": ended,
             "events": float(events),
