@@ -263,7 +263,7 @@ def _nodes_worth(fraction: float, of: int) -> list[_Node]:
     return nodes
 
 
-def test_cyclic_garbage_among_frozen_objects_is_freed_once_the_heap_grew_by_a_quarter(
+def test_cyclic_garbage_among_frozen_objects_is_freed_once_the_heap_grew_by_the_ratio(
     restore_gc: None,
 ) -> None:
     pacer = GcPacer()
@@ -281,7 +281,7 @@ def test_cyclic_garbage_among_frozen_objects_is_freed_once_the_heap_grew_by_a_qu
     assert pacer.thorough_collections == 1
     pacer.turn_started()
     more = _nodes_worth(gc_pacing.GROWTH_RATIO * 0.7, base)
-    pacer.turn_ended()  # with these the heap grew by more than a quarter: a thorough collection
+    pacer.turn_ended()  # with these the heap grew by more than the ratio: a thorough one
     assert pacer.thorough_collections == 2
     assert probe() is None
     assert more[0].me is more[0]

@@ -14,15 +14,17 @@ screen while an answer streams, and a cost per turn that grew with the session. 
   one made) is collected and what survives is frozen too: the collection after a turn costs
   what that turn left behind, not what the whole session holds;
 - cyclic garbage among frozen objects (a widget pruned from the chat after it was frozen: a
-  widget and its parent, its styles and its message queue refer to each other) is freed by a
+  widget and its parent, its styles and its message queue refer to each other; most Textual
+  Strips, which keep themselves in their own caches, so every line drawn again leaves some) is
+  freed by a
   thorough collection — everything unfrozen, collected, frozen again — run at the same moments
   when the heap (``sys.getallocatedblocks()``: Python's memory blocks in use, garbage included;
   a fraction of a millisecond to read, where counting the frozen objects walks them all) has
   grown by ``growth_ratio`` since the last thorough one. That is the rule Python uses for its
-  own full collections (long-lived objects grown by a quarter), so the garbage kept is at most
-  about that fraction of what is alive, and the thorough collections' cost, spread over the
-  turns between them, stays proportional to what a turn leaves behind rather than to the
-  session's length;
+  own full collections (long-lived objects grown by a quarter; a tenth here, for memory), so the
+  garbage kept is at most about that fraction of the heap, and the thorough collections' cost,
+  spread over the turns between them, stays proportional to what a turn leaves behind rather
+  than to the session's length;
 - while the user scrolls through the chat (``scrolling``) automatic full collections wait too:
   each page of a long session draws entries never drawn before, and the objects that makes
   brought on a full collection in the frame of about one PageUp in five (50-250 ms in a resumed
@@ -40,9 +42,12 @@ import time
 _DEFERRED_THRESHOLD = 1_000_000
 # A long turn's periodic collection waits for a quiet moment for up to this many deferrals.
 QUIET_WAIT_FACTOR = 4
-# A thorough collection once the heap grew by this fraction since the last one (Python's own
-# ratio for its full collections: long_lived_pending > long_lived_total / 4).
-GROWTH_RATIO = 0.25
+# A thorough collection once the heap grew by this fraction since the last one. Python's own
+# ratio for its full collections is a quarter (long_lived_pending > long_lived_total / 4); in
+# 300-turn runs of bench/terminal_turns.py a quarter kept ~28 MB more than collecting everything
+# after each turn (a thorough collection every ~63 turns, 750-880 ms each), a tenth ~12 MB (every
+# ~26 turns, ~530 ms: ~23 ms a turn averaged), a twentieth ~6 MB (every ~12 turns, ~40 ms a turn).
+GROWTH_RATIO = 0.1
 
 
 class GcPacer:
