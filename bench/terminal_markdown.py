@@ -17,8 +17,9 @@ process of the machine). Each program runs in a pseudo-terminal read through pyt
   has not been sent);
 - **server**: the server's own longest pause between two events (paced every 0.5 ms): what the
   machine's load did to the source, for every program alike;
-- **long gaps**: how many gaps in the terminal's output were over the 50 ms goal (one figure,
-  the longest, says little on a shared machine: the raw floor's own longest is often 40-300 ms);
+- **long gaps**: how many gaps in the terminal's output were over the 50 ms goal, and the share of
+  the time spent in them (one figure, the longest, says little on a shared machine: the raw
+  floor's own longest is often 40-300 ms);
 - **CPU**: the program's user + system CPU time from its first words on screen to its last, per
   second of that time: how much of a core keeping up takes (what load inflates least; a program
   that needs most of a core stalls as soon as the machine is shared).
@@ -129,6 +130,9 @@ def watch_stream(term: Terminal, server: ModelServerProcess, timeout: float) -> 
         "waiting": waiting_gap(stretches, written),
         "server": max((b - a for a, b in zip(written, written[1:], strict=False)), default=0.0),
         "long_gaps": float(sum(1 for a, b in stretches if b - a > STALL_GOAL)),
+        # Of the time from the first words to the last, the share spent in gaps over the goal:
+        # unlike their count, it only grows as the screen freezes more (fewer, longer gaps count).
+        "frozen": sum(b - a for a, b in stretches if b - a > STALL_GOAL) / max(shown - first, 1e-9),
         "cpu": (cpu_shown - cpu_first) / max(shown - first, 1e-9),
         "stream_seconds": last_token - streams[-1]["started"],
     }
@@ -176,7 +180,8 @@ def measure(
                     f"run {run + 1}/{runs} {name:30} settled {figures['settle'] * 1000:7.1f} ms after the "
                     f"last token, longest stall {figures['stall'] * 1000:6.1f} ms (waiting "
                     f"{figures['waiting'] * 1000:6.1f} ms; server's own pause {figures['server'] * 1000:5.1f} ms), "
-                    f"{figures['long_gaps']:3.0f} gaps over {STALL_GOAL * 1000:.0f} ms, "
+                    f"{figures['long_gaps']:3.0f} gaps over {STALL_GOAL * 1000:.0f} ms "
+                    f"({figures['frozen'] * 100:.0f}% of the time), "
                     f"CPU {figures['cpu'] * 1000:4.0f} ms/s (stream {figures['stream_seconds']:.1f} s)",
                     flush=True,
                 )
@@ -227,7 +232,8 @@ def main() -> int:
             f"  {'':32} stall   {stall * 1000:7.1f} ms (max {max(r['stall'] for r in runs) * 1000:7.1f}; "
             f"{ratio(stall, med(floor_runs, 'stall'))} the raw floor's), waiting {waiting * 1000:6.1f} ms "
             f"(max {max(r['waiting'] for r in runs) * 1000:6.1f}; {ratio(waiting, med(floor_runs, 'waiting'))} "
-            f"the raw floor's), {med(runs, 'long_gaps'):.0f} gaps over {STALL_GOAL * 1000:.0f} ms, "
+            f"the raw floor's), {med(runs, 'long_gaps'):.0f} gaps over {STALL_GOAL * 1000:.0f} ms "
+            f"({med(runs, 'frozen') * 100:.0f}% of the time), "
             f"server's own pause {med(runs, 'server') * 1000:.1f} ms\n"
             f"  {'':32} CPU {med(runs, 'cpu') * 1000:5.0f} ms per second of the stream "
             f"(max {max(r['cpu'] for r in runs) * 1000:5.0f})"
