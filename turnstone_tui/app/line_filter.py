@@ -6,22 +6,12 @@ cursor, erased what the user was about to approve, retitled the window or hid te
 of every widget passes through ``get_line_filters``; this filter removes what
 ``core.display.strip_invisible`` removes (zero cells wide to Textual: nothing moves). Where the
 user decides (approvals, plans, diffs) ``core.display.visible`` writes those characters out first.
+The big, long-lived widgets (the answer's Markdown blocks, the chat's entries) clean their lines as
+they render them and skip this filter (widgets/clean_lines.py, where the filter is defined).
 """
 
 from __future__ import annotations
 
-from rich.segment import Segment
-from textual.color import Color
-from textual.filter import LineFilter
+from ..widgets.clean_lines import InvisibleFilter
 
-from ..core.display import strip_invisible
-
-
-class InvisibleFilter(LineFilter):
-    def apply(self, segments: list[Segment], background: Color) -> list[Segment]:
-        for segment in segments:
-            if strip_invisible(segment.text) is not segment.text:
-                break
-        else:
-            return segments
-        return [Segment(strip_invisible(s.text), s.style, s.control) for s in segments]
+__all__ = ["InvisibleFilter"]

@@ -54,6 +54,7 @@ from textual.widgets._markdown import (
 )
 
 from .chat_messages import WidthArranged
+from .clean_lines import CleanLines
 
 if TYPE_CHECKING:
     from markdown_it.token import Token
@@ -103,15 +104,15 @@ class LazyComponentStyles(DOMNode):
 
 
 def _lazy(block: type[MarkdownBlock]) -> type[MarkdownBlock]:
-    """``block`` with lazy component styles, under the same name (so CSS and queries see it as the
+    """``block`` with lazy component styles and clean lines, under the same name (so CSS and queries see it as the
     same type)."""
-    return type(block.__name__, (block, LazyComponentStyles), {"__module__": __name__})
+    return type(block.__name__, (CleanLines, block, LazyComponentStyles), {"__module__": __name__})
 
 
 LazyParagraph = _lazy(MarkdownParagraph)
 
 
-class MarkdownListLine(MarkdownParagraph, LazyComponentStyles):
+class MarkdownListLine(CleanLines, MarkdownParagraph, LazyComponentStyles):
     """A list item holding one paragraph: the marker, then the text wrapped beside it."""
 
     COMPONENT_CLASSES = MarkdownParagraph.COMPONENT_CLASSES | {MARKER_CLASS}
@@ -375,17 +376,17 @@ _ROWS_CSS = """
 """
 
 
-class CompactBulletList(_RowsList, MarkdownBulletList, LazyComponentStyles):
+class CompactBulletList(CleanLines, _RowsList, MarkdownBulletList, LazyComponentStyles):
     COMPONENT_CLASSES = {MARKER_CLASS}
     DEFAULT_CSS = _ROWS_CSS.format(name="CompactBulletList")
 
 
-class CompactOrderedList(_RowsList, MarkdownOrderedList, LazyComponentStyles):
+class CompactOrderedList(CleanLines, _RowsList, MarkdownOrderedList, LazyComponentStyles):
     COMPONENT_CLASSES = {MARKER_CLASS}
     DEFAULT_CSS = _ROWS_CSS.format(name="CompactOrderedList")
 
 
-class FlatFence(MarkdownFence, LazyComponentStyles):
+class FlatFence(CleanLines, MarkdownFence, LazyComponentStyles):
     """A code block whose lines fit the width draws its code itself: one widget where Textual
     mounts a scrolling fence and a label in it. Code wider than the fence (written so, streamed
     longer, or narrowed by a resize) gets Textual's label back, and with it horizontal scrolling."""
@@ -467,7 +468,7 @@ class FlatFence(MarkdownFence, LazyComponentStyles):
         self.mount(Label(self._content or self._highlighted_code, id="code-content", expand=True))
 
 
-class CompactBlockQuote(MarkdownBlockQuote, LazyComponentStyles):
+class CompactBlockQuote(CleanLines, MarkdownBlockQuote, LazyComponentStyles):
     """A quote of one paragraph draws the paragraph's text itself (one widget instead of two)."""
 
     def compose(self) -> ComposeResult:

@@ -15,6 +15,8 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
+from .clean_lines import CleanLines
+
 if TYPE_CHECKING:
     from .markdown_chunks import MarkdownChunk
 
@@ -92,7 +94,7 @@ def render_blank_rows_once(
     return [*above, *(row * (high - low)), *below]
 
 
-class UserMessage(Static):
+class UserMessage(CleanLines, Static):
     """What the user typed, shown once the turn starts."""
 
     def __init__(self, text: str) -> None:
@@ -100,7 +102,7 @@ class UserMessage(Static):
         self.text = text
 
 
-class InfoMessage(Static):
+class InfoMessage(CleanLines, Static):
     """A notice from the app or the engine (not an error)."""
 
     def __init__(self, text: str, *, markup: bool = False, classes: str | None = None) -> None:
@@ -113,7 +115,7 @@ class WelcomeMessage(InfoMessage):
     """The first line of an empty chat: model, provider and the keys that matter."""
 
 
-class ErrorMessage(Static):
+class ErrorMessage(CleanLines, Static):
     """Something went wrong; shown in the error colour with a title."""
 
     def __init__(self, text: str) -> None:
