@@ -232,3 +232,79 @@ async def test_paging_back_loads_older_entries_in_few_large_steps_and_the_view_h
                 expected.append(f"listing {n}")
             expected.append(f"Answer number {n}.")
         assert chat_texts(app) == expected
+
+
+async def test_paging_back_arranges_the_screen_only_in_layouts_and_the_marker_counts_right(
+    runtime: Runtime, model_server: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A load of older entries right after a scroll used to update the marker above them while it
+    was off screen, and Textual arranged every widget to find where it was (the layouts after a
+    scroll already arrange everything). The marker's count is brought up to date once the view
+    is within a screen of it, so whenever it is seen, it is right."""
+    storage = runtime.storage
+    assert storage is not None
+    session_id = await storage.create_session(name="long one")
+    for n in range(1, 61):
+        await storage.append_messages(session_id, stored_turn(n))
+    app = TurnstoneApp(runtime, resume_id=session_id, cwd=runtime.options.cwd)
+    async with app.run_test(size=SIZE) as pilot:
+        await start(pilot)
+        chat = app.chat
+        await wait_until(pilot, lambda: "Answer number 60." in screen_text(app), 20, "the last answer")
+        compositor = app.main._compositor
+        outside: list[str] = []
+        in_layout = [False]
+        real_arrange, real_reflow = compositor._arrange_root, compositor.reflow
+
+        def arrange_root(*args: Any, **kwargs: Any) -> Any:
+            if not kwargs.get("visible_only", True) and not in_layout[0]:
+                outside.append("arrange")
+            return real_arrange(*args, **kwargs)
+
+        def reflow(*args: Any, **kwargs: Any) -> Any:
+            in_layout[0] = True
+            try:
+                return real_reflow(*args, **kwargs)
+            finally:
+                in_layout[0] = False
+
+        monkeypatch.setattr(compositor, "_arrange_root", arrange_root)
+        monkeypatch.setattr(compositor, "reflow", reflow)
+        for _ in range(400):
+            if chat.older_count == 0 and chat.scroll_y == 0:
+                break
+            await pilot.press("pageup")
+            await wait_until(pilot, lambda: not chat._load_pending, 20, "older entries to load")
+            await pilot.pause()
+            shown = re.search(r"↑ (\d+) earlier entr", screen_text(app))
+            if shown is not None:
+                assert int(shown.group(1)) == chat.older_count
+            marker = chat._marker
+            if marker is not None and chat.scroll_y <= chat.scrollable_content_region.height:
+                assert marker.count == chat.older_count  # within a screen of the view: up to date
+        assert re.search(r"question number 1\b", screen_text(app))
+        assert outside == []
+
+
+async def test_the_older_entries_marker_shows_the_count_when_the_view_reaches_it(
+    runtime: Runtime, model_server: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its count is updated only near the view; jumping to the top (a scroll bar dragged there)
+    before more entries load shows the count of those still held."""
+    storage = runtime.storage
+    assert storage is not None
+    session_id = await storage.create_session(name="long one")
+    for n in range(1, 61):
+        await storage.append_messages(session_id, stored_turn(n))
+    app = TurnstoneApp(runtime, resume_id=session_id, cwd=runtime.options.cwd)
+    async with app.run_test(size=SIZE) as pilot:
+        await start(pilot)
+        chat = app.chat
+        await wait_until(pilot, lambda: "Answer number 60." in screen_text(app), 20, "the last answer")
+        await wait_until(pilot, lambda: not chat._load_pending, 20, "older entries to load")
+        monkeypatch.setattr(chat, "_schedule_load", lambda: None)  # nothing more loads
+        held = chat.older_count
+        assert held > 0
+        chat.scroll_home(animate=False, immediate=True)
+        await wait_until(pilot, lambda: "earlier entries" in screen_text(app), 20, "the marker")
+        assert f"↑ {held} earlier entries" in screen_text(app)

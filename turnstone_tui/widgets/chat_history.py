@@ -79,7 +79,9 @@ class OlderMarker(Static):
 
     def __init__(self) -> None:
         super().__init__("", markup=False)
+        self.count = 0
 
     def show_count(self, count: int) -> None:
+        self.count = count
         noun = "entry" if count == 1 else "entries"
         self.update(Content(f"↑ {count} earlier {noun} · shown as you scroll up"))

@@ -195,6 +195,7 @@ class ChatView(VerticalScroll, can_focus=True):
         self._schedule_virtualise()
         self._note_view_top()
         self._schedule_load()
+        self._sync_marker()
         if self._scrolled_away and new_value >= self.max_scroll_y:
             self._resume_following()  # back at the bottom (Textual re-anchored on this change)
 
@@ -348,12 +349,24 @@ class ChatView(VerticalScroll, can_focus=True):
         if count and self._marker is None:
             self._marker = OlderMarker()
             self.mount(self._marker, before=0)
+            self._marker.show_count(count)
         if self._marker is not None:
             if count:
-                self._marker.show_count(count)
+                self._sync_marker()
             else:
                 marker, self._marker = self._marker, None
                 marker.remove()
+
+    def _sync_marker(self) -> None:
+        """Show the count of older entries on the marker once the view is within a screen of it.
+        Updating it off screen right after a scroll (each load of older entries does) cost
+        Textual an arrangement of every widget to find where the marker was."""
+        marker = self._marker
+        count = len(self._older)
+        if marker is None or not count or marker.count == count:
+            return
+        if self.scroll_y <= self.scrollable_content_region.height or not marker.is_mounted:
+            marker.show_count(count)
 
     # --- scrolling back ---------------------------------------------------------------------
 
