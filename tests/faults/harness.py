@@ -49,6 +49,14 @@ def run(args: list[str], tmp_path: Path, *, timeout: float = 120) -> subprocess.
     )
 
 
+def _default_signals() -> None:
+    # A process started in the background by a shell without job control (or under nohup) ignores
+    # SIGINT, SIGQUIT (and SIGHUP), and its children inherit that across exec: the app would then
+    # ignore the very signals these tests send. Start it as a terminal would, with the defaults.
+    for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def start(args: list[str], tmp_path: Path) -> subprocess.Popen[str]:
     """The console script in the background (its own session, so a test's signal reaches only it)."""
     return subprocess.Popen(
@@ -60,6 +68,7 @@ def start(args: list[str], tmp_path: Path) -> subprocess.Popen[str]:
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
+        preexec_fn=_default_signals,
     )
 
 
