@@ -5,10 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import Any
 
-import pytest
-from textual._compositor import Compositor
 from textual.pilot import Pilot
 
 from turnstone_tui.app.app import TurnstoneApp
@@ -67,28 +64,3 @@ async def submit_now(pilot: Pilot, text: str) -> None:
     app.prompt.load_text(text)
     await pilot.press("enter")
     await pilot.pause()
-
-
-def count_full_arranges(compositor: Compositor, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Each layout ("reflow") and each arrangement of the whole screen (not only what is visible),
-    in a layout or outside one."""
-    calls: list[str] = []
-    real_arrange, real_reflow = compositor._arrange_root, compositor.reflow
-    in_reflow = [False]
-
-    def arrange_root(*args: Any, **kwargs: Any) -> Any:
-        if not kwargs.get("visible_only", True):
-            calls.append("arrange in a layout" if in_reflow[0] else "arrange")
-        return real_arrange(*args, **kwargs)
-
-    def reflow(*args: Any, **kwargs: Any) -> Any:
-        calls.append("reflow")
-        in_reflow[0] = True
-        try:
-            return real_reflow(*args, **kwargs)
-        finally:
-            in_reflow[0] = False
-
-    monkeypatch.setattr(compositor, "_arrange_root", arrange_root)
-    monkeypatch.setattr(compositor, "reflow", reflow)
-    return calls

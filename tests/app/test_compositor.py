@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
@@ -11,11 +9,9 @@ from textual import errors
 from textual._compositor import Compositor
 from textual.app import App, ComposeResult
 from textual.containers import Vertical, VerticalScroll
-from textual.pilot import Pilot
 from textual.screen import Screen
 from textual.widgets import Static
 
-from tests.app.helpers import count_full_arranges
 from turnstone_tui.app.app import TurnstoneApp
 from turnstone_tui.app.compositor import LayoutCompositor
 
@@ -49,9 +45,34 @@ class TallApp(App[None]):
         return TallScreen(self.compositor)
 
 
-@asynccontextmanager
-async def scrolled_tall_app() -> AsyncIterator[tuple[Pilot, VerticalScroll, LayoutCompositor]]:
-    """200 lines in a scroll view 20 rows high, scrolled to line 50 (Textual's full map is stale)."""
+def count_full_arranges(compositor: Compositor, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Each layout ("reflow") and each arrangement of the whole screen (not only what is visible),
+    in a layout or outside one."""
+    calls: list[str] = []
+    real_arrange, real_reflow = compositor._arrange_root, compositor.reflow
+    in_reflow = [False]
+
+    def arrange_root(*args: Any, **kwargs: Any) -> Any:
+        if not kwargs.get("visible_only", True):
+            calls.append("arrange in a layout" if in_reflow[0] else "arrange")
+        return real_arrange(*args, **kwargs)
+
+    def reflow(*args: Any, **kwargs: Any) -> Any:
+        calls.append("reflow")
+        in_reflow[0] = True
+        try:
+            return real_reflow(*args, **kwargs)
+        finally:
+            in_reflow[0] = False
+
+    monkeypatch.setattr(compositor, "_arrange_root", arrange_root)
+    monkeypatch.setattr(compositor, "reflow", reflow)
+    return calls
+
+
+async def test_a_layout_after_a_scroll_arranges_the_screen_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Textual's compositor leaves its full map marked stale after the layout that rebuilt it,
+    so the first region lookup after a layout that followed a scroll arranged everything again."""
     compositor = LayoutCompositor()
     app = TallApp(compositor)
     async with app.run_test(size=(60, 20)) as pilot:
@@ -59,13 +80,6 @@ async def scrolled_tall_app() -> AsyncIterator[tuple[Pilot, VerticalScroll, Layo
         await pilot.pause()
         scroll.scroll_to(y=50, animate=False)
         await pilot.pause()
-        yield pilot, scroll, compositor
-
-
-async def test_a_layout_after_a_scroll_arranges_the_screen_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Textual's compositor leaves its full map marked stale after the layout that rebuilt it,
-    so the first region lookup after a layout that followed a scroll arranged everything again."""
-    async with scrolled_tall_app() as (pilot, scroll, compositor):
         calls = count_full_arranges(compositor, monkeypatch)
         await scroll.mount(Static("one more"))
         await pilot.pause()
@@ -82,7 +96,13 @@ async def test_a_region_looked_up_during_a_layout_does_not_arrange_the_screen_ag
 ) -> None:
     """As a scroll bar does when it is arranged with a new height: it refreshes, which looks up
     its region. Textual's compositor arranged the whole screen inside the layout to answer."""
-    async with scrolled_tall_app() as (pilot, scroll, compositor):
+    compositor = LayoutCompositor()
+    app = TallApp(compositor)
+    async with app.run_test(size=(60, 20)) as pilot:
+        scroll = app.screen.query_one("#scroll", VerticalScroll)
+        await pilot.pause()
+        scroll.scroll_to(y=50, animate=False)
+        await pilot.pause()
         off_screen = scroll.children[150]
         nested: list[bool] = []
         real_arrange = compositor._arrange_root
@@ -107,7 +127,13 @@ async def test_a_region_looked_up_during_a_layout_does_not_arrange_the_screen_ag
 
 
 async def test_a_widget_not_mounted_yet_is_not_searched_for(monkeypatch: pytest.MonkeyPatch) -> None:
-    async with scrolled_tall_app() as (pilot, scroll, compositor):
+    compositor = LayoutCompositor()
+    app = TallApp(compositor)
+    async with app.run_test(size=(60, 20)) as pilot:
+        scroll = app.screen.query_one("#scroll", VerticalScroll)
+        await pilot.pause()
+        scroll.scroll_to(y=50, animate=False)
+        await pilot.pause()
         calls = count_full_arranges(compositor, monkeypatch)
         with pytest.raises(errors.NoWidget):
             compositor.find_widget(Static("never mounted"))
@@ -119,7 +145,13 @@ async def test_a_widget_not_mounted_yet_is_not_searched_for(monkeypatch: pytest.
 async def test_a_widget_mounted_after_a_scroll_is_not_searched_for_before_its_layout(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    async with scrolled_tall_app() as (pilot, scroll, compositor):
+    compositor = LayoutCompositor()
+    app = TallApp(compositor)
+    async with app.run_test(size=(60, 20)) as pilot:
+        scroll = app.screen.query_one("#scroll", VerticalScroll)
+        await pilot.pause()
+        scroll.scroll_to(y=50, animate=False)
+        await pilot.pause()
         calls = count_full_arranges(compositor, monkeypatch)
         box = TitledBox()
         await scroll.mount(box, before=0)  # its title's update looks up the title's region

@@ -30,6 +30,7 @@ from ..core.provider import (
 from . import tls
 from .capabilities import anthropic_native_tool_search
 from .citations import cited_sources
+from .paced_reads import pace_reads
 from .retry import (
     RetryPolicy,
     provider_settings,
@@ -285,9 +286,12 @@ class AnthropicProvider:
             base_url=self.base_url or None,
             max_retries=0,
             timeout=timeouts,
-            http_client=None
-            if context is None
-            else anthropic.DefaultAsyncHttpxClient(timeout=timeouts, verify=context),
+            # (the SDK's own default client, its stream reads paced: see providers.paced_reads)
+            http_client=pace_reads(
+                anthropic.DefaultAsyncHttpxClient(
+                    timeout=timeouts, **({} if context is None else {"verify": context})
+                )
+            ),
         )
 
     @classmethod

@@ -35,6 +35,7 @@ from .openai_responses import (
     to_responses_input,
 )
 from .openai_responses import convert_tools as responses_tools
+from .paced_reads import pace_reads
 from .retry import (
     RetryPolicy,
     provider_settings,
@@ -162,9 +163,12 @@ class OpenAIProvider:
             base_url=self.base_url or None,
             max_retries=0,
             timeout=timeouts,
-            http_client=None
-            if context is None
-            else openai.DefaultAsyncHttpxClient(timeout=timeouts, verify=context),
+            # (the SDK's own default client, its stream reads paced: see providers.paced_reads)
+            http_client=pace_reads(
+                openai.DefaultAsyncHttpxClient(
+                    timeout=timeouts, **({} if context is None else {"verify": context})
+                )
+            ),
         )
 
     @classmethod
