@@ -10,10 +10,15 @@ from typing import Any
 
 import pytest
 
+from tests.app.helpers import answers, send, start, wait_until
+from tests.helpers.model_server import Reply, ScriptedModelServer
 from turnstone_tui.app import messages as m
 from turnstone_tui.app import stream_applier
+from turnstone_tui.app.app import TurnstoneApp
+from turnstone_tui.app.screens.approval import ApprovalScreen
 from turnstone_tui.app.stream_applier import StreamApplier
 from turnstone_tui.core.types import ToolResult
+from turnstone_tui.widgets.tool_card import ToolCard
 
 
 class FakePanes:
@@ -79,3 +84,72 @@ async def test_streamed_items_still_wait_for_the_next_slice(monkeypatch: pytest.
     # The output line, the result, then the slice is over: the rest of the output waits.
     assert applied == ["c0"] and applier._app.panes.written == ["c0"]
     assert len(applier._backlog) == 2 and len(continuations) == 1
+
+
+# --- finished calls held for the next thing the chat shows ----------------------------------
+
+
+async def test_a_batch_s_results_are_drawn_with_the_answer_not_frames_of_their_own(
+    app: TurnstoneApp, model_server: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A finished call's card and pane changing were a restyle and a full layout drawn at once:
+    while the rest of the batch was ending (their ends read a frame late) and while the request
+    for the answer was out (the reply read behind that frame). Held until the next thing the chat
+    shows, the results are drawn in the frame that shows the answer. (The hold is made long here,
+    so the answer always comes within it.)"""
+    monkeypatch.setattr(stream_applier, "FINISH_HOLD_SECONDS", 60.0)
+    model_server.script(
+        [
+            Reply.tools(
+                [
+                    ("bash", {"command": "echo first"}, "call_a"),
+                    ("bash", {"command": "sleep 0.5; echo second"}, "call_b"),
+                ]
+            ),
+            Reply.text("Both ran."),
+        ]
+    )
+    async with app.run_test(size=(100, 40)) as pilot:
+        await start(pilot)
+        await send(pilot, "run both", wait=False)
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), 20, "the approval modal")
+        screen = app.screen_stack[0]
+        frames: list[tuple[list[str], bool]] = []
+        refresh = screen._compositor_refresh
+
+        def drawn() -> None:
+            frames.append(([card.status for card in app.query(ToolCard)], bool(answers(app))))
+            refresh()
+
+        screen._compositor_refresh = drawn  # type: ignore[method-assign]
+        await pilot.press("y")
+        await wait_until(pilot, lambda: "Both ran." in answers(app), 30, "the answer")
+        await wait_until(pilot, lambda: not app.busy, 20)
+        assert [card.status for card in app.query(ToolCard)] == ["ok", "ok"]
+        shown_early = [statuses for statuses, answered in frames if "ok" in statuses and not answered]
+        assert not shown_early, f"frames drew finished cards before the answer: {shown_early}"
+        assert any(statuses == ["ok", "ok"] and answered for statuses, answered in frames)
+        assert app.applier.caught_up
+
+
+async def test_a_finished_call_is_shown_within_the_hold_while_the_model_is_silent(
+    app: TurnstoneApp, model_server: ScriptedModelServer
+) -> None:
+    """Nothing else to show (the model takes its time): the card and the pane change on their own."""
+    model_server.script(
+        [
+            Reply.tools([("bash", {"command": "echo alone"}, "call_a")]),
+            Reply.stall(30.0),
+        ]
+    )
+    async with app.run_test(size=(100, 40)) as pilot:
+        await start(pilot)
+        await send(pilot, "run it", wait=False)
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), 20, "the approval modal")
+        await pilot.press("y")
+        card = app.query_one(ToolCard)
+        await wait_until(pilot, lambda: card.status == "ok", 30, "the card to show the result")
+        assert app.busy and not answers(app)  # (the model still says nothing)
+        panes = app.main.mounted_panes
+        assert panes is None or "call_a" not in panes.call_ids
+        assert app.applier.caught_up

@@ -6,6 +6,15 @@ events waiting now, so key presses stay responsive while panes stream. A discret
 started, a question, the turn ended) that arrives while streamed items are still waiting is queued
 behind them, so the screen always shows things in the order the engine did them; a slice that
 reaches such events applies them all (they are few, and each deferred cost a frame of its own).
+
+A finished tool call is shown with the next thing the chat shows, or ``FINISH_HOLD_SECONDS`` after
+it finished, whichever comes first: its card's new status and preview and its pane leaving the grid
+are a restyle and a full layout of the screen (tens of ms on a busy machine), and drawn at once they
+held the loop while the rest of the batch ended (their ends were read a frame late) and while the
+model's answer to the batch was on its way (the request went out behind them, and the reply was
+read behind their frame). Held, the calls of a batch finishing together are drawn in one frame, the
+one that shows the model's answer when it comes within the hold. Only the status bar's changes
+(the session's state and figures) pass a held result; anything the chat shows comes after it.
 """
 
 from __future__ import annotations
@@ -29,6 +38,9 @@ STREAM_SLICE_SECONDS = 0.005
 """How long one turn of applying streamed items may take before key presses and other events get
 a turn (the rest is applied by a continuation queued behind them)."""
 
+FINISH_HOLD_SECONDS = 0.1
+"""How long a finished call's card and pane may wait for the next thing the chat shows (see above)."""
+
 Deferred = Callable[[], Awaitable[None] | None]
 STREAMED = (m.OutputLines, m.TextPiece)
 
@@ -47,6 +59,8 @@ class StreamApplier:
         self._backlog: deque[m.StreamItem | Deferred] = deque()
         self._slice_queued = False
         self._engine_turn = False  # the running turn was started by the engine (a watch result)
+        self._finished: list[m.ToolFinished] = []  # results held for the next change (FINISH_HOLD_SECONDS)
+        self._finish_timer: Any = None
         self.last_batch_at = 0.0
         """``time.monotonic()`` of the last streamed batch (the GC pacer's "quiet" signal)."""
         self._handlers: dict[type[m.EngineMessage], Callable[[Any], Awaitable[None] | None]] = {
@@ -66,11 +80,13 @@ class StreamApplier:
             m.EscalationRequested: questions.ask_escalation,
             m.QuestionWithdrawn: questions.withdraw,
         }
+        # Events that may pass a held result: they change the status bar, not the chat.
+        self._passing = (self._tool_finished, self._status_changed, self._handlers[m.StateChanged])
 
     @property
     def caught_up(self) -> bool:
         """Everything received so far is on the screen."""
-        return not self._backlog
+        return not self._backlog and not self._finished
 
     async def receive(self, message: m.EngineMessage) -> None:
         if isinstance(message, m.StreamBatch):
@@ -86,6 +102,8 @@ class StreamApplier:
             self._backlog.append(functools.partial(handler, message))
             self._schedule_slice()
             return
+        if self._finished and handler not in self._passing:
+            self.show_finished()
         result = handler(message)
         if inspect.isawaitable(result):
             await result
@@ -112,12 +130,16 @@ class StreamApplier:
             if isinstance(item, m.OutputLines):
                 self._write_output(item)
             elif isinstance(item, m.TextPiece):
+                if self._finished:  # (in the frame that shows these words, not one of their own)
+                    self.show_finished()
                 self._app.status_bar.activity = "writing" if item.kind == "content" else ""
                 if item.kind == "content":
                     await chat.append_content(item.text)
                 else:
                     await chat.append_reasoning(item.text)
             else:  # a discrete event that arrived behind streamed items
+                if self._finished and getattr(item, "func", None) not in self._passing:
+                    self.show_finished()
                 result = item()
                 if inspect.isawaitable(result):
                     await result
@@ -168,6 +190,21 @@ class StreamApplier:
             card.set_progress(message.text)
 
     def _tool_finished(self, message: m.ToolFinished) -> None:
+        """Held until the next thing the chat shows, or ``FINISH_HOLD_SECONDS`` (see the module)."""
+        self._finished.append(message)
+        if self._finish_timer is None:
+            self._finish_timer = self._app.set_timer(FINISH_HOLD_SECONDS, self.show_finished, name="finished")
+
+    def show_finished(self) -> None:
+        """Show every held result now (their cards and panes, in the order they finished)."""
+        if self._finish_timer is not None:
+            self._finish_timer.stop()
+            self._finish_timer = None
+        held, self._finished = self._finished, []
+        for message in held:
+            self._show_result(message)
+
+    def _show_result(self, message: m.ToolFinished) -> None:
         panes = self._app.main.mounted_panes
         lines: list[str] | None = None
         if panes is not None and message.call_id in panes.call_ids:
