@@ -331,10 +331,25 @@ def longest_gap(times: Sequence[float], start: float, end: float) -> float:
 
 
 def cpu_seconds(pid: int) -> float:
-    """The process's user + system CPU time so far (all its threads): what a shared machine
-    inflates far less than wall time."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """The process's CPU time so far (all its threads, ended ones included): what a shared
+    machine inflates far less than wall time.
+
+    Read from the kernel's CPU-time clock of the process (``clock_gettime`` on the clock id
+    Linux gives any process: ``MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED)``), in nanoseconds. It
+    is the same count as /proc/PID/stat's user + system time (the scheduler's run time of every
+    thread), which /proc reports only in clock ticks of 10 ms: a turn of ~100 ms then reads as
+    90, 100 or 110 ms at random, enough to move a median of ten turns by 10%. /proc is the
+    fallback where the clock cannot be read."""
+    try:
+        return time.clock_gettime_ns(_process_cpu_clock(pid)) / 1e9
+    except (OSError, OverflowError):
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _process_cpu_clock(pid: int) -> int:
+    # linux/posix-timers.h: ((~pid) << 3) | CPUCLOCK_SCHED, CPUCLOCK_PERTHREAD_MASK clear.
+    return ((~pid) << 3) | 2
 
 
 def median(values: Sequence[float]) -> float:
