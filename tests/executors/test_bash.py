@@ -15,6 +15,8 @@ import psutil
 import pytest
 
 from tests.executors.exec_helpers import Recorder, execute, make_ctx, prepare, run, wait_gone
+from turnstone_tui.core import input_gate
+from turnstone_tui.core.input_gate import GATE
 from turnstone_tui.core.types import ExecContext
 from turnstone_tui.executors import proc_group
 from turnstone_tui.executors.bash import PREPARERS
@@ -330,6 +332,35 @@ async def test_output_beyond_its_share_of_the_loop_waits_for_the_next_window(
     assert slept == []
     await pacer.spent(0.004)  # 12 ms of this window's 10
     assert len(slept) == 1 and 99.0 < slept[0] <= 100.0
+
+
+async def test_output_read_while_a_key_is_on_its_way_waits_until_the_key_is_shown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A key the terminal just sent holds the output pumps (core.input_gate): a chunk read
+    meanwhile is handed on once the key's frame is reported shown, not before."""
+    monkeypatch.setattr(input_gate, "MAX_HOLD", 600.0)  # (no slow machine outlasts these)
+    monkeypatch.setattr(input_gate, "MAX_HELD_IN_A_ROW", 600.0)
+    seen: list[str] = []
+    item = await bash(tmp_path, command="echo held; touch written")
+    assert item.execute is not None
+    GATE.key_read()
+    try:
+        run = asyncio.ensure_future(
+            item.execute(ExecContext(item.call_id, lambda lines, _: seen.extend(lines)))
+        )
+        for _ in range(1500):  # up to 30 s
+            if (tmp_path / "written").exists():
+                break
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(0.3)  # the line is in the pipe (or read): it still waits for the key
+        assert seen == []
+        assert not run.done()
+    finally:
+        GATE.shown(time.monotonic())
+    result = await asyncio.wait_for(run, 30)
+    assert seen == ["held"]
+    assert "held" in result.text
 
 
 def test_preparing_a_command_starts_the_guardian_before_it_is_approved(tmp_path: Path) -> None:

@@ -17,11 +17,15 @@ from typing import TYPE_CHECKING, Any
 from textual import events, on, work
 from textual.app import App
 from textual.binding import Binding
+from textual.driver import Driver
 from textual.filter import LineFilter
 from textual.reactive import var
+from textual.screen import Screen
 from textual.timer import Timer
+from textual.widget import Widget
 
 from ..config import ConfigError
+from ..core.input_gate import GATE
 from ..core.outcomes import cancelled_result
 from ..core.resources import styles_dir
 from ..core.types import SessionState
@@ -33,6 +37,7 @@ from . import messages as m
 from .command_palette import SlashCommandProvider
 from .commands import SlashCommand, SlashCompleter, parse_slash
 from .gc_pacing import GcPacer
+from .input_driver import input_gated
 from .line_filter import InvisibleFilter
 from .main_screen import MainScreen, welcome_text
 from .mcp_wait import FirstTurnMcpWait
@@ -179,11 +184,32 @@ class TurnstoneApp(App[None]):
 
     async def on_event(self, event: events.Event) -> None:
         # Every key reaches the app first: output waiting for the panes lets the key's frame go first.
-        if isinstance(event, (events.Key, events.Paste)) and self.main.is_attached:
+        if not isinstance(event, (events.Key, events.Paste)):
+            await super().on_event(event)
+            return
+        if self.main.is_attached:
             panes = self.main.mounted_panes
             if panes is not None:
                 panes.yield_to_input()
+        dispatched = time.monotonic()
         await super().on_event(event)
+        # The input thread held output back when it read the key (app/input_driver.py): open the
+        # gate once a frame that shows the key has been drawn.
+        target = self.focused or self.screen
+        target.call_next(self._open_input_gate_after_frame, target, dispatched)
+
+    @staticmethod
+    def _open_input_gate_after_frame(target: Widget | Screen[Any], dispatched: float) -> None:
+        """Run by the widget a key went to once it handled it and asked for its repaint (call_next
+        runs after the idle that posts the repaint to the screen): the screen takes this behind that
+        request, then asks for a callback after its next frame, which therefore includes the key.
+        (Asked for by the widget itself, the callback could come after a frame the screen drew
+        before it took the repaint request: a spinner's or the panes' frame.)"""
+        screen = target.screen
+        screen.call_later(screen.call_after_refresh, GATE.shown, dispatched)
+
+    def get_driver_class(self) -> type[Driver]:
+        return input_gated(super().get_driver_class())
 
     @on(MainScreen.Ready)
     def _on_layout_ready(self) -> None:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from ..core.input_gate import GATE
 from ..core.truncate import HeadTailBuffer
 from ..sandbox.lifetime import child_marker, ensure_guardian_async, kill_marked
 
@@ -179,10 +180,13 @@ async def _pump(stream: asyncio.StreamReader | None, sink: LineSink | None) -> N
     pending = _LongLine()
     read = stream.read
     clock = time.thread_time
+    gate = GATE
     while True:
         data = await read(READ_CHUNK)
         if not data:
             break
+        if gate.held:  # a key is on its way to the screen: its turns of the loop go first
+            await gate.wait_open()
         started = clock()
         text = decode(data)
         cut = text.rfind("\n")

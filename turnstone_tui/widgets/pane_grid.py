@@ -19,6 +19,7 @@ from textual.app import ComposeResult
 from textual.containers import Container
 from textual.timer import Timer
 
+from ..core.input_gate import GATE
 from ..core.types import OutputStream, ToolResult
 from .bash_pane import BashPane, clean_line
 
@@ -199,7 +200,7 @@ class ParallelPanes(Container):
 
     def _flush_due(self) -> None:
         now = time.monotonic()
-        if now < self._input_until and now - self._pending_since < MAX_INPUT_HOLD:
+        if (now < self._input_until or GATE.held) and now - self._pending_since < MAX_INPUT_HOLD:
             self._flush_timer = None
             if self.is_attached:  # looked at again next frame
                 self._flush_timer = self.set_timer(FLUSH_INTERVAL, self._flush_due, name="panes-flush")

@@ -1,0 +1,128 @@
+"""Keys before output in the app: the terminal driver marks each key on the input gate as its input
+thread reads it, and the app opens the gate once a frame showing the key has been drawn."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+import pytest
+from textual import events
+from textual.app import App
+from textual.drivers.headless_driver import HeadlessDriver
+from textual.message import Message
+
+from tests.app.helpers import send, start, wait_until
+from tests.helpers.model_server import Reply, ScriptedModelServer
+from turnstone_tui.app.app import TurnstoneApp
+from turnstone_tui.app.input_driver import input_gated
+from turnstone_tui.app.screens.approval import ApprovalScreen
+from turnstone_tui.core import input_gate
+from turnstone_tui.core.input_gate import GATE, InputGate
+from turnstone_tui.widgets import pane_grid
+from turnstone_tui.widgets.pane_grid import ParallelPanes
+
+SIZE = (110, 34)
+
+
+@pytest.fixture
+def long_holds(monkeypatch: pytest.MonkeyPatch):
+    """Holds no slow machine outlasts: the gate opens because the app says so, not by a bound."""
+    monkeypatch.setattr(input_gate, "MAX_HOLD", 600.0)
+    monkeypatch.setattr(input_gate, "MAX_HELD_IN_A_ROW", 600.0)
+    yield
+    GATE.shown(time.monotonic())
+
+
+async def test_the_driver_marks_a_key_on_the_gate_from_its_input_thread(long_holds: None) -> None:
+    GATE.shown(time.monotonic())
+    driver = input_gated(HeadlessDriver)(App())
+    passed_on: list[Message] = []
+    driver.send_message = passed_on.append  # type: ignore[method-assign]
+    key = events.Key("x", "x")
+    reader = threading.Thread(target=driver.process_message, args=(key,))  # as the input thread does
+    reader.start()
+    reader.join()
+    assert GATE.held
+    assert passed_on == [key]
+    GATE.shown(time.monotonic())
+    driver.process_message(events.Resize.from_dimensions((80, 24), None))  # not a key: no hold
+    assert not GATE.held
+
+
+def test_the_app_runs_on_the_gated_driver_of_its_platform(app: TurnstoneApp) -> None:
+    assert app.driver_class is input_gated(App().get_driver_class())
+    assert app.driver_class.__name__.startswith("InputGated")
+
+
+async def test_keys_typed_during_a_flood_open_the_gate_once_their_frame_is_drawn(
+    app: TurnstoneApp, model_server: ScriptedModelServer, long_holds: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Four endless floods run; for each key (marked on the gate as the driver does) the gate opens
+    only after a frame with the key in the prompt was drawn, and the panes stream on between keys."""
+    calls = [("bash", {"command": "seq 1 inf"}, f"flood_{n}") for n in range(4)]
+    model_server.script([Reply.tools(calls), Reply.text("Stopped.")])
+    async with app.run_test(size=SIZE) as pilot:
+        await start(pilot)
+        await send(pilot, "flood", wait=False)
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the approval modal")
+        await pilot.press("y")
+        panes = app.query_one(ParallelPanes)
+
+        def streamed() -> list[int]:
+            return [(p.log_view.total_lines if (p := panes.pane(call_id)) else 0) for _, _, call_id in calls]
+
+        await wait_until(pilot, lambda: min(streamed()) > 10_000, 30, "all four panes streaming")
+        app.prompt.focus()
+        await pilot.pause()
+        drawn: list[str] = []  # the prompt's text at each frame drawn
+        display = app._display
+
+        def record_display(screen, renderable) -> None:  # type: ignore[no-untyped-def]
+            display(screen, renderable)
+            if renderable is not None:
+                drawn.append(app.prompt.text)
+
+        monkeypatch.setattr(app, "_display", record_display)
+        opened_after: list[str | None] = []  # the last frame's prompt text when the gate opened
+
+        def shown(upto: float) -> None:
+            if GATE.held:
+                opened_after.append(drawn[-1] if drawn else None)
+            InputGate.shown(GATE, upto)
+
+        monkeypatch.setattr(GATE, "shown", shown)
+        for typed in ("h", "hi"):
+            before = streamed()
+            GATE.key_read()
+            app.post_message(events.Key(typed[-1], typed[-1]))
+            await wait_until(pilot, lambda: not GATE.held, 30, "the gate open again")
+            assert opened_after[-1] == typed  # not before a frame showed the key
+            await wait_until(
+                pilot,
+                lambda: all(now > then for now, then in zip(streamed(), before, strict=True)),  # noqa: B023
+                30,
+                "every pane receiving output again",
+            )
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.turns_finished == 1, 30, "the cancelled turn")
+
+
+async def test_a_held_gate_holds_the_panes_flush(long_holds: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Output queued for the panes while a key is on its way waits for the key's frame."""
+    from tests.app.test_panes import PanesHarness
+
+    monkeypatch.setattr(pane_grid, "MAX_INPUT_HOLD", 600.0)
+    app = PanesHarness()
+    async with app.run_test(size=(100, 30)) as pilot:
+        panes = app.panes
+        pane = panes.start("c1", "seq 1 3")
+        await pilot.pause()
+        GATE.key_read()
+        panes.write_lines("c1", ["1", "2", "3"])
+        await asyncio.sleep(0.3)
+        await pilot.pause()
+        assert pane.lines == []  # held while the key is on its way
+        GATE.shown(time.monotonic())
+        await wait_until(pilot, lambda: pane.lines == ["1", "2", "3"], 10, "the held output")
