@@ -6,29 +6,40 @@ presses enter and waits until the last line of the model's answer (a Markdown an
 heading, a paragraph, a list and a code block; every fifth turn runs a bash call first) is on the
 screen. It prints the time per turn (enter -> last line on screen) around turns 10, 100 and 300
 (median of the ten turns up to each), the app's CPU time per turn around the same turns (user +
-system, from enter to the next turn's enter: what the other processes on a shared machine inflate
+system, read in nanoseconds, from enter to the next turn's enter: what the other processes on a shared machine inflate
 far less than the wall time, whose ratio moves with the load over a run of several minutes) and
 the app's RSS after turn 10 and after the last turn. The CPU time is also given as the mean of
 turns 11-30 and of the last 50 turns: a mean counts the turns that ran a long collection, which the
 medians leave out.
 
+The turns near 10 that the last turns are held against come from a fresh session run beside the
+long one (``--fresh-turns``, default 10): a second app, with its own scripted server, home and
+database, whose turns 1-10 each run right after one of the long session's last ten (turn 291,
+fresh turn 1, turn 292, fresh turn 2, ...), so both sets of turns see the same load. The long
+session's own turns near 10 ran minutes earlier, and on a shared machine the load moves more in
+those minutes than the app's cost per turn does (its ratio is still printed). The same answers
+are given in the same order, so the two sets hold the same kinds of turns (bash calls at 5 and 10,
+295 and 300).
+
 The floor, in the same run: the same answers written to a raw terminal by a tiny program that
 reads each prompt line (``bench/floor_echo.py``): what the terminal and the harness cost.
 
-Goals: flat (the turns near 300 take no longer than the turns near 10, within noise) and RSS at
-the last turn within 30 MB of turn 10.
+Goals: flat (the last turns take at most 1.5x the first turns of a fresh session, in wall and in
+CPU time) and RSS at the last turn within 30 MB of turn 10.
 
-Run: ``.venv/bin/python bench/terminal_turns.py [--turns 300] [--busy]``.
+Run: ``.venv/bin/python bench/terminal_turns.py [--turns 300] [--fresh-turns 10] [--busy]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -52,6 +63,8 @@ COLS, ROWS = 120, 36
 MB = 1024 * 1024
 TOOL_EVERY = 5
 RSS_GOAL_MB = 30
+FRESH_TURNS = 10
+"""A fresh session's turns 1-10 run interleaved with the long session's last ten (see ``main``)."""
 FLAT_GOAL = 1.5
 """The turns near the last may take at most this many times the turns near 10 (noise allowance)."""
 
@@ -92,14 +105,22 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def run_turns(
-    term: Terminal, turns: int, *, prompt_mark: str | None, rss_at: set[int], cpu: list[float] | None = None
-) -> tuple[list[float], dict[int, float]]:
-    """``cpu``: filled with the app's CPU time per turn (from enter to the next turn's enter)."""
-    times: list[float] = []
-    rss: dict[int, float] = {}
-    last_cpu = cpu_seconds(term.pid) if cpu is not None else 0.0
-    for n in range(1, turns + 1):
+class Turns:
+    """Drives one app (or the floor) turn by turn, noting each turn's time, CPU time and RSS."""
+
+    def __init__(self, term: Terminal, *, prompt_mark: str | None = None, rss_at: Iterable[int] = ()) -> None:
+        self.term = term
+        self.prompt_mark = prompt_mark
+        self.rss_at = set(rss_at)
+        self.times: list[float] = []
+        self.cpu: list[float] = []
+        """The app's CPU time per turn, from enter to the next turn's enter."""
+        self.rss: dict[int, float] = {}
+        self._last_cpu = cpu_seconds(term.pid)
+
+    def turn(self) -> None:
+        term = self.term
+        n = len(self.times) + 1
         prompt = f"question q{n}z"
         term.send(prompt)
         if term.wait_for(lambda screen, p=prompt: p in screen.text, 60) is None:
@@ -108,20 +129,43 @@ def run_turns(
         shown = term.wait_for(lambda screen, e=end_mark(n): e in screen.text, 120)
         if shown is None:
             raise SystemExit(f"turn {n}: the answer never showed:\n{term.text()}")
-        times.append(shown - sent)
-        if prompt_mark is not None:  # the prompt is free again (the turn has ended)
-            term.wait_for(lambda screen: prompt_mark in screen.text, 60)
+        self.times.append(shown - sent)
+        if self.prompt_mark is not None:  # the prompt is free again (the turn has ended)
+            term.wait_for(lambda screen: self.prompt_mark in screen.text, 60)
         time.sleep(0.3)
-        if n in rss_at:
+        if n in self.rss_at:
             time.sleep(1.0)  # after the turn's collection
-            rss[n] = rss_mb(term.pid)
-        if cpu is not None:
-            now = cpu_seconds(term.pid)
-            cpu.append(now - last_cpu)
-            last_cpu = now
-        if n % 25 == 0:
-            print(f"  turn {n}: {times[-1] * 1000:.0f} ms", flush=True)
-    return times, rss
+            self.rss[n] = rss_mb(term.pid)
+        now = cpu_seconds(term.pid)
+        self.cpu.append(now - self._last_cpu)
+        self._last_cpu = now
+
+
+def run_turns(turns: Turns, count: int, *, report_every: int = 25) -> None:
+    for _ in range(count):
+        turns.turn()
+        n = len(turns.times)
+        if report_every and n % report_every == 0:
+            print(f"  turn {n}: {turns.times[-1] * 1000:.0f} ms", flush=True)
+
+
+@contextlib.contextmanager
+def start_app(server: ModelServerProcess, tmp: Path, env: dict[str, str], work: Path) -> Iterator[Terminal]:
+    """The app in a terminal, talking to ``server``, ready for the first prompt."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    config = write_app_config(tmp / "config.toml", server.openai_base_url, tmp / "bench.db")
+    app = Terminal(
+        [console_script(), "--config", str(config), "--skip-permissions"],
+        cols=COLS,
+        rows=ROWS,
+        env=env,
+        cwd=work,
+    )
+    with app:
+        if app.wait_for(lambda screen: READY_MARK in screen.text, 120) is None:
+            raise SystemExit(f"the app did not get ready:\n{app.text()}")
+        time.sleep(2.0)
+        yield app
 
 
 def around(times: list[float], turn: int) -> float:
@@ -134,42 +178,57 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--turns", type=int, default=300)
     parser.add_argument("--floor-turns", type=int, default=20)
+    parser.add_argument(
+        "--fresh-turns",
+        type=int,
+        default=FRESH_TURNS,
+        help="a fresh session's first turns, each run right after one of the last turns (0: none)",
+    )
     parser.add_argument("--busy", action="store_true", help="run two CPU-spinning processes alongside")
     args = parser.parse_args()
     turns = args.turns
-    with tempfile.TemporaryDirectory(prefix="turnstone-turns-") as tmp_name:
+    fresh = min(max(args.fresh_turns, 0), turns)
+    with tempfile.TemporaryDirectory(prefix="turnstone-turns-") as tmp_name, contextlib.ExitStack() as stack:
         tmp = Path(tmp_name)
-        home, work = tmp / "home", tmp / "work"
-        home.mkdir()
-        work.mkdir()
-        env = hermetic_env(home)
+        dirs = {name: tmp / name for name in ("home", "work", "fresh-home", "fresh-work")}
+        for path in dirs.values():
+            path.mkdir()
+        env = hermetic_env(dirs["home"])
         answers = tmp / "answers.json"
         answers.write_text(json.dumps([answer(n) for n in range(1, args.floor_turns + 1)]))
-        with ModelServerProcess(script(turns), tmp / "server") as server, busy_context(args.busy):
-            floor_term = Terminal(
-                [venv_python(), str(ROOT / "bench" / "floor_echo.py"), str(answers)],
-                cols=COLS,
-                rows=ROWS,
-                env=env,
-                cwd=work,
+        server = stack.enter_context(ModelServerProcess(script(turns), tmp / "server"))
+        fresh_server = stack.enter_context(ModelServerProcess(script(max(fresh, 1)), tmp / "fresh-server"))
+        stack.enter_context(busy_context(args.busy))
+        floor_term = Terminal(
+            [venv_python(), str(ROOT / "bench" / "floor_echo.py"), str(answers)],
+            cols=COLS,
+            rows=ROWS,
+            env=env,
+            cwd=dirs["work"],
+        )
+        with floor_term:
+            floor_term.wait_for(lambda screen: "ready" in screen.text, 60)
+            floor_turns = Turns(floor_term)
+            run_turns(floor_turns, args.floor_turns, report_every=0)
+        floor = floor_turns.times
+        app = stack.enter_context(start_app(server, tmp / "app", env, dirs["work"]))
+        session = Turns(app, rss_at={10, turns})
+        run_turns(session, turns - fresh)
+        young: Turns | None = None
+        if fresh:
+            # A fresh session's first turns, each right after one of the long session's last: the
+            # two are compared under the same load (the machine's load moves a lot in the minutes
+            # between a session's turn 10 and its turn 300).
+            young_app = stack.enter_context(
+                start_app(
+                    fresh_server, tmp / "fresh-app", hermetic_env(dirs["fresh-home"]), dirs["fresh-work"]
+                )
             )
-            with floor_term:
-                floor_term.wait_for(lambda screen: "ready" in screen.text, 60)
-                floor, _ = run_turns(floor_term, args.floor_turns, prompt_mark=None, rss_at=set())
-            config = write_app_config(tmp / "config.toml", server.openai_base_url, tmp / "bench.db")
-            app = Terminal(
-                [console_script(), "--config", str(config), "--skip-permissions"],
-                cols=COLS,
-                rows=ROWS,
-                env=env,
-                cwd=work,
-            )
-            with app:
-                if app.wait_for(lambda screen: READY_MARK in screen.text, 120) is None:
-                    raise SystemExit(f"the app did not get ready:\n{app.text()}")
-                time.sleep(2.0)
-                cpu: list[float] = []
-                times, rss = run_turns(app, turns, prompt_mark=None, rss_at={10, turns}, cpu=cpu)
+            young = Turns(young_app)
+            for _ in range(fresh):
+                run_turns(session, 1)
+                young.turn()
+    times, cpu, rss = session.times, session.cpu, session.rss
     machine = "busy" if args.busy else "quiet"
     print()
     print(f"each new turn (enter -> last line of the answer on screen), {turns} turns, {machine} machine")
@@ -192,19 +251,36 @@ def main() -> int:
             f"({statistics.mean(late) / statistics.mean(early):.2f}x; means count every turn's collections, "
             "the medians above leave out the occasional thorough one)"
         )
-    first, last = around(times, 10), around(times, turns)
     print(
         f"  RSS after turn 10 {rss.get(10, float('nan')):.0f} MB, after turn {turns} {rss.get(turns, float('nan')):.0f} MB"
     )
-    cpu_first, cpu_last = around(cpu, 10), around(cpu, turns)
+    # The verdicts: the last turns against the first turns of a fresh session run beside them
+    # (the same load), or, without one, against this session's own turns near 10 (minutes earlier).
+    same_time = around(times, turns) / around(times, 10)
+    same_cpu = around(cpu, turns) / around(cpu, 10)
+    if young is not None and fresh >= 10:
+        first = range(turns - fresh, turns - fresh + 10)  # the long session's turns run beside the fresh 1-10
+        span = f"{first.start + 1}-{first.stop}"
+        late_time, late_cpu = median([times[i] for i in first]), median([cpu[i] for i in first])
+        base_time, base_cpu = median(young.times[:10]), median(young.cpu[:10])
+        print(
+            f"  a fresh session's turns 1-10, each run right after one of turns {span} of this one (same load): "
+            f"median {base_time * 1000:.1f} ms, CPU {base_cpu * 1000:.1f} ms; turns {span}: "
+            f"median {late_time * 1000:.1f} ms, CPU {late_cpu * 1000:.1f} ms"
+        )
+        ratio_time, ratio_cpu = late_time / base_time, late_cpu / base_cpu
+        against = f"turns {span} / a fresh session's turns 1-10 beside them"
+        print(
+            f"  (this session's own turn {turns} / turn 10, measured minutes apart: time {same_time:.2f}, CPU {same_cpu:.2f})"
+        )
+    else:
+        ratio_time, ratio_cpu = same_time, same_cpu
+        against = f"turn {turns} / turn 10"
     print(
-        f"  CPU per turn, turn {turns} / turn 10 = {cpu_last / cpu_first:.2f}, goal flat (<= {FLAT_GOAL}): "
-        f"{verdict(cpu_last / cpu_first <= FLAT_GOAL)}"
+        f"  CPU per turn, {against} = {ratio_cpu:.2f}, goal flat (<= {FLAT_GOAL}): {verdict(ratio_cpu <= FLAT_GOAL)}"
     )
     growth = rss.get(turns, 0.0) - rss.get(10, 0.0)
-    print(
-        f"  turn {turns} / turn 10 = {last / first:.2f}, goal flat (<= {FLAT_GOAL}): {verdict(last / first <= FLAT_GOAL)}"
-    )
+    print(f"  {against} = {ratio_time:.2f}, goal flat (<= {FLAT_GOAL}): {verdict(ratio_time <= FLAT_GOAL)}")
     print(f"  RSS growth {growth:.0f} MB, goal <= {RSS_GOAL_MB} MB: {verdict(growth <= RSS_GOAL_MB)}")
     return 0
 
