@@ -118,6 +118,10 @@ class Turns:
         self.rss: dict[int, float] = {}
         self._last_cpu = cpu_seconds(term.pid)
 
+    def restart_cpu(self) -> None:
+        """The next turn's CPU time counts from now."""
+        self._last_cpu = cpu_seconds(self.term.pid)
+
     def turn(self) -> None:
         term = self.term
         n = len(self.times) + 1
@@ -225,6 +229,7 @@ def main() -> int:
                 )
             )
             young = Turns(young_app)
+            session.restart_cpu()  # (its idle time while the fresh app started is no turn's)
             for _ in range(fresh):
                 run_turns(session, 1)
                 young.turn()
