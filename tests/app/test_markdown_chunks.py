@@ -448,3 +448,47 @@ async def test_streaming_appends_reuse_one_markdown_parser(monkeypatch: pytest.M
         assert message.rendered_source == long_answer(2)
         assert any("The end." in line for line in screen_lines(app))
     assert built == []
+
+
+async def test_a_frame_is_drawn_between_two_appends_of_a_streaming_chunk(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An append mounts its blocks in a batch (no frame drawn until it ends). With text always
+    waiting, Textual's stream started the next append as soon as one ended, before the frame the
+    first asked for: the screen froze while the appends ran back to back. Now a frame comes between."""
+    from textual.screen import Screen
+
+    from turnstone_tui.widgets.answer_markdown import AnswerMarkdown
+
+    log: list[str] = []
+    append = AnswerMarkdown.append
+    compositor_refresh = Screen._compositor_refresh
+
+    def logged_append(self: AnswerMarkdown, markdown: str):  # type: ignore[no-untyped-def]
+        log.append("append")
+        return append(self, markdown)
+
+    def logged_refresh(self: Screen) -> None:
+        log.append("frame")
+        compositor_refresh(self)
+
+    monkeypatch.setattr(AnswerMarkdown, "append", logged_append)
+    monkeypatch.setattr(Screen, "_compositor_refresh", logged_refresh)
+    app = ChatApp()
+    async with app.run_test(size=(90, 200)) as pilot:
+        chat = app.query_one(ChatView)
+        chunk = MarkdownChunk(first=True, live=True)
+        await chat.mount(chunk)
+        await wait_until(pilot, lambda: not chunk.busy, 30)
+        log.clear()
+        source = long_answer(3)
+        for start in range(0, len(source), 20):
+            await chunk.write(source[start : start + 20])
+            await asyncio.sleep(0.002)  # (more text comes while each append mounts its blocks)
+        await wait_until(pilot, lambda: chunk.rendered_source == source and not chunk.busy, 30)
+        await pilot.pause()
+        appends = [index for index, event in enumerate(log) if event == "append"]
+        assert len(appends) >= 3
+        back_to_back = [(a, b) for a, b in zip(appends, appends[1:], strict=False) if "frame" not in log[a:b]]
+        assert back_to_back == [], log
+        assert any("The end." in line for line in screen_lines(app))

@@ -32,6 +32,7 @@ from .chat_messages import BLOCKS_PER_CHUNK, WidthArranged
 
 _HEADING_BLOCKS = tuple(Markdown.BLOCKS[f"h{level}"] for level in range(1, 7))
 
+FRAME_WAIT = 0.1  # seconds an append waits at most for the frame that shows the one before it
 QUIET_PASSES = 2  # layout passes a frozen chunk sits unchanged before it is pinned (and a pin holds before it is trusted)
 RETIRE_TIMEOUT = 30.0  # seconds a retiring chunk waits for its stream to hand everything over
 
@@ -105,6 +106,52 @@ def split_for_new_chunk(source: str, text: str, max_blocks: int) -> tuple[str, s
     lines = combined.splitlines(keepends=True)
     head_end = sum(len(line) for line in lines[:cut])
     return combined[len(source) : head_end], combined[head_end:]
+
+
+class FramePacedStream(MarkdownStream):
+    """Textual's Markdown stream, with a frame drawn between two appends.
+
+    An append mounts its new blocks inside ``app.batch_update()``, over several turns of the
+    event loop, and no frame is drawn while a batch is open. Textual's stream starts the next
+    append as soon as one ends, when text is waiting; the frame the first one asked for needs a
+    few turns of the loop more (the widgets' refreshes reach the screen, the screen goes idle and
+    wakes its update timer), and by then the next batch is open. On a loaded machine, where the
+    answer's text is always waiting, appends ran back to back for 100-300 ms with no frame
+    between them (traces of bench/terminal_markdown.py). Here, after an append, the next one
+    waits until the screen has drawn it (``call_after_refresh``), or ``FRAME_WAIT`` at most;
+    text that arrives meanwhile joins the next append, as in Textual's stream."""
+
+    async def _run(self) -> None:
+        try:
+            while await self._new_markup.wait():
+                new_markdown = "".join(self._pending)
+                self._pending.clear()
+                self._new_markup.clear()
+                await asyncio.shield(self.markdown_widget.append(new_markdown))
+                await self._drawn()
+        except asyncio.CancelledError:
+            pass  # (stopped: what is still pending is appended below, as Textual's stream does)
+        new_markdown = "".join(self._pending)
+        if new_markdown:
+            await self.markdown_widget.append(new_markdown)
+
+    async def _drawn(self) -> None:
+        """Until the screen has been refreshed, or ``FRAME_WAIT`` has passed. (Not with
+        ``asyncio.wait_for``: in Python 3.11 it swallows a cancellation that comes as the future
+        completes, and ``stop()`` would then wait for this task for ever.)"""
+        loop = asyncio.get_running_loop()
+        drawn = loop.create_future()
+
+        def note() -> None:
+            if not drawn.done():
+                drawn.set_result(None)
+
+        timeout = loop.call_later(FRAME_WAIT, note)
+        self.markdown_widget.call_after_refresh(note)
+        try:
+            await drawn
+        finally:
+            timeout.cancel()
 
 
 class MarkdownChunk(WidthArranged):
@@ -206,7 +253,8 @@ class MarkdownChunk(WidthArranged):
 
     async def _write_to_stream(self, text: str) -> None:
         if self._stream is None:
-            self._stream = Markdown.get_stream(self.markdown)
+            self._stream = FramePacedStream(self.markdown)
+            self._stream.start()
         await self._stream.write(text)
 
     async def retire(self, *, virtualise: bool = True) -> None:
