@@ -36,7 +36,12 @@ run say how much of either the machine alone accounts for.
 ``--compare PATH`` adds another ``turnstone-tui`` console script (e.g. a fresh install of the
 commit before a change) to the rotation: an A/B measured in the same run, under the same load.
 
-Run: ``.venv/bin/python bench/terminal_markdown.py [--runs 3] [--tokens 20000] [--busy] [--compare PATH]``.
+``--trace`` loads a tracer into every ``turnstone-tui`` measured (``bench/gap_trace.py``) and prints,
+after each run, what the app's event loop was doing in the five longest gaps: its steps over 4 ms
+(frames, Markdown appends, the engine reading the model's stream, widgets' messages), garbage
+collections and the stacks most sampled. The tracer slows the app: its figures are not comparable.
+
+Run: ``.venv/bin/python bench/terminal_markdown.py [--runs 3] [--tokens 20000] [--busy] [--compare PATH] [--trace]``.
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench import gap_trace  # noqa: E402
 from bench.app_stream import CHARS_PER_TOKEN, TOKEN_DELAY, markdown_document  # noqa: E402
 from bench.terminal import (  # noqa: E402
     ROOT,
@@ -75,6 +81,8 @@ FINAL_LINE = "That is the whole build, end of answer 7Q."
 FIRST_WORDS = "what the build does"
 TIMEOUT = 40.0  # seconds after the first words (the stream itself takes 10 s)
 WARM_UP_TOKENS = 2_000
+TRACE_DIR: Path | None = None  # set by --trace
+LAST_STREAM: dict[str, object] = {}  # the last watched stream's pid and silent stretches (for --trace)
 
 
 def document(tokens: int) -> str:
@@ -124,6 +132,7 @@ def watch_stream(term: Terminal, server: ModelServerProcess, timeout: float) -> 
     last_token = streams[-1]["ended"]
     written = list(streams[-1]["written"])
     stretches = gaps(list(times), first, shown)
+    LAST_STREAM.update(pid=term.pid, stretches=stretches)
     return {
         "settle": shown - last_token,
         "stall": longest_gap(times, first, shown),
@@ -185,6 +194,10 @@ def measure(
                     f"CPU {figures['cpu'] * 1000:4.0f} ms/s (stream {figures['stream_seconds']:.1f} s)",
                     flush=True,
                 )
+                if TRACE_DIR is not None and name.startswith("turnstone-tui"):
+                    print(
+                        gap_trace.report(TRACE_DIR, LAST_STREAM["pid"], LAST_STREAM["stretches"]), flush=True
+                    )  # type: ignore[arg-type]
     return results
 
 
@@ -203,7 +216,17 @@ def main() -> int:
         action="store_true",
         help="skip the Textual Markdown floor (it takes 40 s a run)",
     )
+    parser.add_argument(
+        "--trace",
+        action="store_true",
+        help="trace the app and print what it did in its longest gaps (slows it: figures not comparable)",
+    )
     args = parser.parse_args()
+    if args.trace:
+        global TRACE_DIR
+        TRACE_DIR = Path(tempfile.mkdtemp(prefix="turnstone-gap-trace-"))
+        gap_trace.enable(TRACE_DIR)
+        print(f"tracing the app into {TRACE_DIR}", flush=True)
     if args.compare:
         PROGRAMS[COMPARED] = lambda tmp, text: run_app(tmp, text, args.compare)
     names = [name for name in PROGRAMS if not (args.no_textual_floor and name.startswith("Textual"))]
