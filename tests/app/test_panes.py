@@ -486,3 +486,24 @@ async def test_panes_finishing_together_leave_the_grid_at_once_and_the_dom_in_on
             assert len(list(panes.query(BashPane))) == 4  # still in the DOM after the next frame
         await wait_until(pilot, lambda: not list(panes.query(BashPane)), 20, "the panes removed")
         assert removals == [4], removals
+
+
+async def test_an_ended_call_s_last_lines_wait_for_its_result() -> None:
+    """A call that ended (its result held for the next thing the chat shows) keeps its last lines
+    out of its pane: a line written into a pane is a full layout of the screen, drawn for a pane
+    that leaves the screen with the result. The result takes them; other panes still flush."""
+    app = PanesHarness()
+    async with app.run_test(size=(120, 40)) as pilot:
+        panes = app.panes
+        panes.start("c0", "echo last")
+        panes.start("c1", "echo other")
+        await pilot.pause()
+        panes.write_lines("c0", ["last"], "stdout")
+        panes.write_lines("c1", ["other"], "stdout")
+        panes.ended("c0")
+        pane0, pane1 = panes.pane("c0"), panes.pane("c1")
+        assert pane0 is not None and pane1 is not None
+        await wait_until(pilot, lambda: pane1.lines == ["other"], 20, "the other pane's flush")
+        await pilot.pause(FLUSH_INTERVAL * 2)
+        assert pane0.lines == []
+        assert panes.finish("c0", ToolResult("last\n[exit code: 0]", process=ProcessOutcome(0))) == ["last"]

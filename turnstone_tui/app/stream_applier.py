@@ -190,8 +190,12 @@ class StreamApplier:
             card.set_progress(message.text)
 
     def _tool_finished(self, message: m.ToolFinished) -> None:
-        """Held until the next thing the chat shows, or ``FINISH_HOLD_SECONDS`` (see the module)."""
+        """Held until the next thing the chat shows, or ``FINISH_HOLD_SECONDS`` (see the module);
+        the call's last output lines wait with it."""
         self._finished.append(message)
+        panes = self._app.main.mounted_panes
+        if panes is not None:
+            panes.ended(message.call_id)
         if self._finish_timer is None:
             self._finish_timer = self._app.set_timer(FINISH_HOLD_SECONDS, self.show_finished, name="finished")
 

@@ -92,6 +92,7 @@ class ParallelPanes(Container):
         self._input_until = 0.0
         self._pending_since = 0.0  # when output began waiting for the next flush
         self._leaving: list[BashPane] = []  # finished panes, hidden, removed after LEAVE_DELAY
+        self._ended: set[str] = set()  # calls that ended: their last lines wait for finish()
         self._classes_queued = False
 
     def compose(self) -> ComposeResult:
@@ -161,8 +162,16 @@ class ParallelPanes(Container):
         if self._flush_timer is None:
             self._schedule_flush()
 
+    def ended(self, call_id: str) -> None:
+        """The call ended and its result is on the way (``finish``): its last lines are not drawn
+        into the pane before that (a line written into a pane is a full layout of the screen, for a
+        pane that leaves the screen with the result)."""
+        if call_id in self._panes:
+            self._ended.add(call_id)
+
     def finish(self, call_id: str, result: ToolResult) -> list[str]:
         """The call ended: its pane leaves the grid; returns the pane's (bounded) lines."""
+        self._ended.discard(call_id)
         pane = self._panes.pop(call_id, None)
         pending = self._pending.pop(call_id, [])
         self._pending_lines.pop(call_id, None)
@@ -214,7 +223,7 @@ class ParallelPanes(Container):
             self._flush_timer = None
         for call_id in list(self._pending):
             pane = self._panes.get(call_id)
-            if pane is None or not pane.is_attached:
+            if pane is None or not pane.is_attached or call_id in self._ended:
                 continue  # kept until the pane exists (or finish() takes them)
             chunks = self._pending.pop(call_id)
             self._pending_lines.pop(call_id, None)
