@@ -492,3 +492,48 @@ async def test_a_frame_is_drawn_between_two_appends_of_a_streaming_chunk(
         back_to_back = [(a, b) for a, b in zip(appends, appends[1:], strict=False) if "frame" not in log[a:b]]
         assert back_to_back == [], log
         assert any("The end." in line for line in screen_lines(app))
+
+
+HEADED = "## Plan\n\nThe failing test comes from a naive datetime.\n\n- one\n- two\n"
+
+
+@pytest.mark.parametrize(
+    "pieces",
+    [
+        # The heading alone as the answer's first words (rendered at once), then everything else in
+        # one piece and the answer ends: the stream's append that replaces the heading (Textual
+        # rebuilds the last block on every append) was still mounting when the answer finished,
+        # after its last fix-up of the margin, so the answer kept two blank rows for good.
+        ["## Plan", HEADED[7:]],
+        ["## Pl", "an", HEADED[7:]],
+        ["## Plan\n\nThe", HEADED[12:]],
+        [HEADED],
+        [],  # a finished answer (a resumed session)
+    ],
+    ids=["heading-alone-then-the-rest", "heading-in-pieces", "heading-and-a-word", "one-piece", "finished"],
+)
+async def test_an_answer_that_opens_with_a_heading_has_no_blank_rows_above_it(pieces: list[str]) -> None:
+    """The chat spaces its entries, so an answer's leading heading drops its top margin (two
+    rows for ``##``), however the text arrived and whenever the Markdown mounted its blocks."""
+    app = ChatApp()
+    async with app.run_test(size=(80, 20)) as pilot:
+        chat = app.query_one(ChatView)
+        if pieces:
+            for piece in pieces:
+                await chat.append_content(piece)
+            await chat.end_message()
+            message = chat.last_answer
+        else:
+            message = AssistantMessage(HEADED, finished=True)
+            await chat.add(message)
+        assert message is not None
+        markdown = message.chunks[0].markdown
+        await wait_until(
+            pilot, lambda: message.settled and not markdown.lock.is_locked and len(markdown.children) == 3
+        )
+        await pilot.pause(0.1)
+        heading = markdown.children[0]
+        assert heading.styles.margin.top == 0
+        lines = screen_lines(app)
+        assert lines[message.region.y].strip() == "Plan", lines[: message.region.y + 3]
+        assert lines[message.region.y + 2].strip() == "The failing test comes from a naive datetime."

@@ -18,7 +18,7 @@ The block classes come from Textual's private ``_markdown`` module (Textual is p
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.cells import cell_len
 from textual import events
@@ -30,7 +30,7 @@ from textual.dom import DOMNode
 from textual.geometry import Size
 from textual.message import Message
 from textual.selection import Selection
-from textual.widget import Widget
+from textual.widget import AwaitMount, Widget
 from textual.widgets import Label, Markdown
 from textual.widgets._markdown import (
     MarkdownBlock,
@@ -479,23 +479,56 @@ class CompactBlockQuote(CleanLines, MarkdownBlockQuote, LazyComponentStyles):
         yield from super().compose()
 
 
+_HEADINGS = (MarkdownH1, MarkdownH2, MarkdownH3, MarkdownH4, MarkdownH5, MarkdownH6)
+
+
 class AnswerMarkdown(Markdown, WidthArranged):
-    """The Markdown widget the chat streams answers into."""
+    """The Markdown widget the chat streams answers into.
+
+    ``trim_leading_heading``: a heading that opens the document is mounted without its top margin
+    (the chat already spaces its entries; an answer's first chunk). Not a ``:first-child`` rule
+    (see styles/main.tcss), and not a fix-up once blocks are mounted: while a heading is the last
+    block, Textual's ``Markdown.append`` replaces it with a new widget on every append, CSS margin
+    and all, and the last such append can still be mounting after the answer has finished (a
+    stream's append outlives its ``stop()``), so a fix-up made at flush or finish missed it and the
+    answer kept two blank rows over its heading for good. The one place every block of the
+    document passes through is this widget's ``mount``, before its first layout."""
 
     class Resized(Message):
         """The document's size on screen changed (its chunk checks a pinned height against it)."""
+
+    def __init__(
+        self, markdown: str | None = None, *, trim_leading_heading: bool = False, **kwargs: Any
+    ) -> None:
+        super().__init__(markdown, **kwargs)
+        self.trim_leading_heading = trim_leading_heading
+
+    def mount(
+        self,
+        *widgets: Widget,
+        before: int | str | Widget | None = None,
+        after: int | str | Widget | None = None,
+    ) -> AwaitMount:
+        # Textual mounts the document's blocks at its end, the old ones removed first (update) or
+        # the replaced last block removed first (append): a block mounted into an empty document
+        # is its first.
+        if (
+            self.trim_leading_heading
+            and widgets
+            and isinstance(widgets[0], _HEADINGS)
+            and before is None
+            and after is None
+            and not self.children
+        ):
+            widgets[0].styles.margin = (0, 0, 1, 0)
+        return super().mount(*widgets, before=before, after=after)
 
     def on_resize(self, event: events.Resize) -> None:
         self.post_message(self.Resized())
 
     BLOCKS = {
         **Markdown.BLOCKS,
-        **{
-            f"h{level}": _lazy(block)
-            for level, block in enumerate(
-                (MarkdownH1, MarkdownH2, MarkdownH3, MarkdownH4, MarkdownH5, MarkdownH6), 1
-            )
-        },
+        **{f"h{level}": _lazy(block) for level, block in enumerate(_HEADINGS, 1)},
         "hr": _lazy(MarkdownHorizontalRule),
         "paragraph_open": LazyParagraph,
         "list_item_ordered_open": _lazy(MarkdownOrderedListItem),

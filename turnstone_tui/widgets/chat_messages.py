@@ -183,7 +183,6 @@ class AssistantMessage(WidthArranged):
 
     def on_mount(self) -> None:
         if self.finished:
-            self.chunks[0].trim_leading_heading()
             chunks = self.chunks
             for chunk in chunks:
                 chunk.freeze(virtualise=len(chunks) > 1)
@@ -235,7 +234,6 @@ class AssistantMessage(WidthArranged):
                 # Not awaited: the new chunk buffers what is written to it until it is mounted,
                 # so the next flush need not wait for this mount.
                 self.mount(MarkdownChunk(tail, first=False, live=True), before=self.query_one(".raw"))
-            self.chunks[0].trim_leading_heading()
 
     def sync_raw(self) -> None:
         self.query_one(".raw", Static).update(Content(self.source))
@@ -254,7 +252,6 @@ class AssistantMessage(WidthArranged):
             if not chunks:  # removed from the screen (the app is closing): nothing to retire
                 return
             await chunks[-1].retire(virtualise=len(chunks) > 1)
-            chunks[0].trim_leading_heading()
 
 
 class ReasoningBlock(Collapsible):

@@ -30,8 +30,6 @@ from textual.widgets.markdown import MarkdownStream
 from .answer_markdown import AnswerMarkdown
 from .chat_messages import BLOCKS_PER_CHUNK, WidthArranged
 
-_HEADING_BLOCKS = tuple(Markdown.BLOCKS[f"h{level}"] for level in range(1, 7))
-
 FRAME_WAIT = 0.1  # seconds an append waits at most for the frame that shows the one before it
 QUIET_PASSES = 2  # layout passes a frozen chunk sits unchanged before it is pinned (and a pin holds before it is trusted)
 RETIRE_TIMEOUT = 30.0  # seconds a retiring chunk waits for its stream to hand everything over
@@ -175,7 +173,7 @@ class MarkdownChunk(WidthArranged):
         would lose its first lines on the next append."""
         super().__init__()
         # The first chunk of an answer drops a leading heading's top margin; later ones never do.
-        self._leading_block_settled = not first
+        self._first = first
         self._initial = "" if live else source
         self._parts: list[str] = [source] if source else []
         self._stream: MarkdownStream | None = None
@@ -191,7 +189,7 @@ class MarkdownChunk(WidthArranged):
 
     def compose(self) -> ComposeResult:
         # One parser for every append (Textual's default builds a MarkdownIt per append, ~0.35 ms).
-        yield AnswerMarkdown(self._initial, parser_factory=_parser)
+        yield AnswerMarkdown(self._initial, parser_factory=_parser, trim_leading_heading=self._first)
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         """The height of the Markdown at ``width``, measured without the container's height.
@@ -291,25 +289,10 @@ class MarkdownChunk(WidthArranged):
                 # The sender must be the chunk: a message sent "by" its parent stops bubbling there.
                 self.post_message(self.Frozen(self).set_sender(self))
 
-    def trim_leading_heading(self) -> bool:
-        """An answer that opens with a heading: drop the heading's top margin (the chat already
-        spaces messages). Done here rather than with a ``:first-child`` rule: see styles/main.tcss.
-        True if the margin was changed now (the chunk's height changes with it)."""
-        if self._leading_block_settled:
-            return False
-        blocks = self.markdown.children
-        changed = False
-        if blocks and isinstance(blocks[0], _HEADING_BLOCKS) and blocks[0].styles.margin.top:
-            blocks[0].styles.margin = (0, 0, 1, 0)
-            changed = True
-        # While it is the only block it may still be rebuilt (it is the one streaming).
-        self._leading_block_settled = len(blocks) > 1 or (self.frozen and not self.busy)
-        return changed
-
     def note_quiet(self) -> bool:
         """Called once per chat layout pass: True once this chunk has been frozen, with nothing
         left to mount, for two passes in a row (so its size on screen is its final size)."""
-        if not self.frozen or self.busy or self.trim_leading_heading() or not self._leading_block_settled:
+        if not self.frozen or self.busy:
             self._quiet_passes = 0
             return False
         self._quiet_passes += 1
@@ -340,8 +323,8 @@ class MarkdownChunk(WidthArranged):
 
     def check_pin(self) -> bool:
         """Once per layout pass while pinned and shown: does the pinned height still match the
-        Markdown's own? A pin taken from a layout that was about to change (a margin trimmed, a
-        list still composing) is dropped, and the chunk is measured again."""
+        Markdown's own? A pin taken from a layout that was about to change (a block still mounting,
+        a list still composing) is dropped, and the chunk is measured again."""
         if self._pin_holds():
             self._pin_checks += 1
             return True
@@ -353,7 +336,7 @@ class MarkdownChunk(WidthArranged):
 
     def on_answer_markdown_resized(self, message: AnswerMarkdown.Resized) -> None:
         """The Markdown's height changed after the chunk's was pinned (a block that was still
-        composing, a margin trimmed late): measure the chunk again rather than clip its end."""
+        composing): measure the chunk again rather than clip its end."""
         message.stop()
         if self.pinned and not self.virtualised and not self._pin_holds():
             self.unpin()
