@@ -32,6 +32,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from ..core.types import PreparedItem
+from .cached_scrollbar import CachedVerticalScrollBar
 from .chat_history import OlderEntries, OlderMarker, Revive, revival
 from .chat_messages import (
     AssistantMessage,
@@ -92,7 +93,7 @@ class NewOutputMarker(Static):
         self.post_message(self.Pressed())
 
 
-class ChatView(VerticalScroll, can_focus=True):
+class ChatView(CachedVerticalScrollBar, VerticalScroll, can_focus=True):
     """The conversation. Engine events arrive through the app, which calls the methods below."""
 
     class UserScrolled(Message):
