@@ -209,7 +209,9 @@ class ParallelPanes(Container):
 
     def _flush_due(self) -> None:
         now = time.monotonic()
-        if (now < self._input_until or GATE.held) and now - self._pending_since < MAX_INPUT_HOLD:
+        # A key on its way to the screen always goes first (the gate bounds its own hold); after
+        # a key was shown, output waits while typing goes on, up to MAX_INPUT_HOLD.
+        if GATE.held or (now < self._input_until and now - self._pending_since < MAX_INPUT_HOLD):
             self._flush_timer = None
             if self.is_attached:  # looked at again next frame
                 self._flush_timer = self.set_timer(FLUSH_INTERVAL, self._flush_due, name="panes-flush")
