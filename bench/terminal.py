@@ -25,6 +25,7 @@ import statistics
 import struct
 import subprocess
 import sys
+import tempfile
 import termios
 import threading
 import time
@@ -285,10 +286,19 @@ class Terminal:
         return False
 
 
+PYCACHE = Path(tempfile.gettempdir()) / "turnstone-bench-pycache"
+"""Where benched programs keep their bytecode: one place for every run and every bench, as an
+installed package has its .pyc files from its second start on. (A cache under each run's own home
+made every run compile every module it imported, Textual's and the SDKs' too, since a prefix
+hides the __pycache__ dirs beside the sources: the first of anything imported mid-stream, a
+lexer for a code block, was compiled in the middle of the measured stream. The source's full
+path is part of each cached file's path, so two trees never share a file.)"""
+
+
 def hermetic_env(home: Path) -> dict[str, str]:
     """Environment for a benched program: none of the machine user's config, data or cache dirs;
-    bytecode cached under ``home`` (as an installed package has its .pyc files: a tree run with
-    PYTHONDONTWRITEBYTECODE would recompile every module of the app on every start)."""
+    bytecode cached in :data:`PYCACHE` (a tree run with PYTHONDONTWRITEBYTECODE would recompile
+    every module of the app on every start)."""
     return {
         "HOME": str(home),
         "XDG_CONFIG_HOME": str(home / ".config"),
@@ -298,7 +308,7 @@ def hermetic_env(home: Path) -> dict[str, str]:
         "OPENAI_API_KEY": "",
         "ANTHROPIC_API_KEY": "",
         "PYTHONDONTWRITEBYTECODE": "",
-        "PYTHONPYCACHEPREFIX": str(home / ".pycache"),
+        "PYTHONPYCACHEPREFIX": str(PYCACHE),
     }
 
 
