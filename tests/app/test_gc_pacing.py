@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import sys
-import time
 import weakref
 from collections.abc import Iterator
 
@@ -316,52 +315,3 @@ async def test_a_widget_removed_after_it_was_frozen_is_freed_by_the_thorough_col
         await send(pilot, "three")
         await wait_until(pilot, lambda: app._gc.thorough_collections > thorough, 30, "a thorough collection")
         assert probe() is None
-
-
-def test_a_thorough_collection_waits_while_the_user_types(restore_gc: None) -> None:
-    """Typing ahead while an answer ends: the thorough collection (100-300 ms) that falls due is
-    replaced by the ordinary one, and runs once the keys have paused."""
-    last_key = [time.monotonic()]
-    pacer = GcPacer(growth_ratio=0.0, last_key_at=lambda: last_key[0])
-    pacer.freeze_startup()
-    thorough = pacer.thorough_collections
-    pacer.turn_started()
-    survivor = _Node()
-    pacer.turn_ended()
-    assert pacer.thorough_collections == thorough  # a key a moment ago: not now
-    assert not _is_walked(survivor)  # the ordinary collection ran and froze what survived
-    pacer.idle_tick()
-    assert pacer.thorough_collections == thorough  # still typing
-    pacer.turn_started()
-    last_key[0] = time.monotonic() - gc_pacing.TYPING_QUIET_SECONDS - 1
-    pacer.idle_tick()
-    assert pacer.thorough_collections == thorough  # a turn runs: its end collects
-    pacer.turn_ended()
-    assert pacer.thorough_collections == thorough + 1
-    pacer.idle_tick()
-    assert pacer.thorough_collections == thorough + 1  # nothing due any more
-
-
-def test_a_thorough_collection_runs_from_the_idle_tick_once_the_keys_pause(restore_gc: None) -> None:
-    last_key = [time.monotonic()]
-    pacer = GcPacer(growth_ratio=0.0, last_key_at=lambda: last_key[0])
-    pacer.freeze_startup()
-    thorough = pacer.thorough_collections
-    pacer.turn_started()
-    pacer.turn_ended()
-    assert pacer.thorough_collections == thorough
-    last_key[0] = time.monotonic() - gc_pacing.TYPING_QUIET_SECONDS - 1
-    pacer.idle_tick()
-    assert pacer.thorough_collections == thorough + 1
-
-
-def test_one_who_keeps_typing_still_gets_the_thorough_collection(restore_gc: None) -> None:
-    pacer = GcPacer(growth_ratio=0.0, max_deferral=0.05, last_key_at=time.monotonic)
-    pacer.freeze_startup()
-    thorough = pacer.thorough_collections
-    pacer.turn_started()
-    pacer.turn_ended()
-    assert pacer.thorough_collections == thorough
-    time.sleep(0.1)
-    pacer.idle_tick()
-    assert pacer.thorough_collections == thorough + 1

@@ -145,7 +145,7 @@ class TurnstoneApp(App[None]):
         self._remove_inbox_listener: Callable[[], None] | None = None
         self._mcp_wait = FirstTurnMcpWait()
         self._session_ready = asyncio.Event()
-        self._gc = GcPacer(last_key_at=lambda: GATE.last_key_at)
+        self._gc = GcPacer()
         self._scroll_settle: Timer | None = None
         config = runtime.config if runtime else None
         self.main = MainScreen(
@@ -507,7 +507,6 @@ class TurnstoneApp(App[None]):
     def _gc_tick(self) -> None:
         # Quiet: no answer text or tool output reached the screen for a second.
         self._gc.tick(quiet=time.monotonic() - self.applier.last_batch_at > GC_QUIET_SECONDS)
-        self._gc.idle_tick()
 
     def on_chat_view_user_scrolled(self, message: ChatView.UserScrolled) -> None:
         message.stop()

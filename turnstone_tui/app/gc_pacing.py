@@ -29,11 +29,7 @@ screen while an answer streams, and a cost per turn that grew with the session. 
   each page of a long session draws entries never drawn before, and the objects that makes
   brought on a full collection in the frame of about one PageUp in five (50-250 ms in a resumed
   300-turn session, growing as the pages were drawn); the pacer's collection runs once the
-  scrolling has stopped (``scroll_settled``);
-- a thorough collection (100-300 ms on a loaded machine) does not run while the user types: one
-  that falls due within ``TYPING_QUIET_SECONDS`` of a key is replaced by the ordinary collection
-  and runs from ``idle_tick`` once the keys have paused that long (or, for one who keeps typing,
-  ``max_deferral`` seconds later), so typing ahead while an answer ends does not stall a key.
+  scrolling has stopped (``scroll_settled``).
 """
 
 from __future__ import annotations
@@ -41,7 +37,6 @@ from __future__ import annotations
 import gc
 import sys
 import time
-from collections.abc import Callable
 
 # gen-2 threshold while a turn runs: "never, unless we ask".
 _DEFERRED_THRESHOLD = 1_000_000
@@ -53,24 +48,14 @@ QUIET_WAIT_FACTOR = 4
 # after each turn (a thorough collection every ~63 turns, 750-880 ms each), a tenth ~12 MB (every
 # ~26 turns, ~530 ms: ~23 ms a turn averaged), a twentieth ~6 MB (every ~12 turns, ~40 ms a turn).
 GROWTH_RATIO = 0.1
-# A thorough collection waits until no key came for this long.
-TYPING_QUIET_SECONDS = 1.0
 
 
 class GcPacer:
     """Defers full collections during turns; call ``turn_started`` / ``turn_ended``."""
 
-    def __init__(
-        self,
-        *,
-        max_deferral: float = 30.0,
-        growth_ratio: float = GROWTH_RATIO,
-        last_key_at: Callable[[], float] = lambda: 0.0,
-    ) -> None:
+    def __init__(self, *, max_deferral: float = 30.0, growth_ratio: float = GROWTH_RATIO) -> None:
         self.max_deferral = max_deferral
         self.growth_ratio = growth_ratio
-        self._last_key_at = last_key_at  # (time.monotonic() of the user's last key)
-        self._thorough_due_since: float | None = None
         self._normal = gc.get_threshold()
         self._deferring_since: float | None = None
         self._freeze_pending = False
@@ -125,36 +110,13 @@ class GcPacer:
         """Collect what is not frozen and freeze what survives; a thorough collection instead
         when the heap has grown by ``growth_ratio`` since the last one."""
         self.collections += 1
-        if self._thorough_due_since is not None or sys.getallocatedblocks() > self._blocks_after_thorough * (
-            1 + self.growth_ratio
-        ):
-            if not self._typing():
-                self._thorough()
-                return
-            if self._thorough_due_since is None:
-                self._thorough_due_since = time.monotonic()
+        if sys.getallocatedblocks() > self._blocks_after_thorough * (1 + self.growth_ratio):
+            self._thorough()
+            return
         gc.collect()
         gc.freeze()
 
-    def _typing(self) -> bool:
-        now = time.monotonic()
-        if self._thorough_due_since is not None and now - self._thorough_due_since >= self.max_deferral:
-            return False  # one who keeps typing still gets it
-        return now - self._last_key_at() < TYPING_QUIET_SECONDS
-
-    def idle_tick(self) -> None:
-        """Call now and then: a thorough collection put off while the user typed runs once the
-        keys pause (never during a turn or while scrolling: their ends collect)."""
-        if (
-            self._thorough_due_since is not None
-            and self._deferring_since is None
-            and self._scrolling_since is None
-            and not self._typing()
-        ):
-            self._thorough()
-
     def _thorough(self) -> None:
-        self._thorough_due_since = None
         gc.unfreeze()
         gc.collect()
         gc.freeze()

@@ -43,11 +43,6 @@ class InputGate:
         """A key was read from the terminal (any thread): hold bulk work back until it is shown."""
         self._last_key = self._clock() if at is None else at
 
-    @property
-    def last_key_at(self) -> float:
-        """When the newest key was read (this gate's clock; 0.0 before any)."""
-        return self._last_key
-
     def shown(self, upto: float) -> None:
         """Every key read up to ``upto`` (a time from the same clock) is on the screen: open the
         gate unless a newer key is still on its way (event loop)."""
