@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from textual.pilot import Pilot
 
+from tests.helpers.model_server import ScriptedModelServer
 from turnstone_tui.app.app import TurnstoneApp
 from turnstone_tui.widgets.chat_messages import AssistantMessage, ErrorMessage, InfoMessage
 
@@ -64,3 +65,29 @@ async def submit_now(pilot: Pilot, text: str) -> None:
     app.prompt.load_text(text)
     await pilot.press("enter")
     await pilot.pause()
+
+
+async def start_four_floods(pilot: Pilot, model_server: ScriptedModelServer) -> Callable[[], list[int]]:
+    """Four endless floods (``seq 1 inf``, calls flood_0..flood_3) approved together, each pane past
+    10,000 lines; returns the panes' line counts, read afresh on each call."""
+    from tests.helpers.model_server import Reply
+    from turnstone_tui.app.screens.approval import ApprovalScreen
+    from turnstone_tui.widgets.pane_grid import ParallelPanes
+
+    app = pilot.app
+    assert isinstance(app, TurnstoneApp)
+    call_ids = [f"flood_{n}" for n in range(4)]
+    model_server.script(
+        [Reply.tools([("bash", {"command": "seq 1 inf"}, c) for c in call_ids]), Reply.text("Stopped.")]
+    )
+    await start(pilot)
+    await send(pilot, "flood", wait=False)
+    await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the approval modal")
+    await pilot.press("y")
+    panes = app.query_one(ParallelPanes)
+
+    def streamed() -> list[int]:
+        return [(p.log_view.total_lines if (p := panes.pane(call_id)) else 0) for call_id in call_ids]
+
+    await wait_until(pilot, lambda: min(streamed()) > 10_000, 30, "all four panes streaming")
+    return streamed

@@ -13,15 +13,13 @@ from textual.app import App
 from textual.drivers.headless_driver import HeadlessDriver
 from textual.message import Message
 
-from tests.app.helpers import send, start, wait_until
-from tests.helpers.model_server import Reply, ScriptedModelServer
+from tests.app.helpers import start_four_floods, wait_until
+from tests.helpers.model_server import ScriptedModelServer
 from turnstone_tui.app.app import TurnstoneApp
 from turnstone_tui.app.input_driver import input_gated
-from turnstone_tui.app.screens.approval import ApprovalScreen
 from turnstone_tui.core import input_gate
 from turnstone_tui.core.input_gate import GATE, InputGate
 from turnstone_tui.widgets import pane_grid
-from turnstone_tui.widgets.pane_grid import ParallelPanes
 
 SIZE = (110, 34)
 
@@ -61,19 +59,8 @@ async def test_keys_typed_during_a_flood_open_the_gate_once_their_frame_is_drawn
 ) -> None:
     """Four endless floods run; for each key (marked on the gate as the driver does) the gate opens
     only after a frame with the key in the prompt was drawn, and the panes stream on between keys."""
-    calls = [("bash", {"command": "seq 1 inf"}, f"flood_{n}") for n in range(4)]
-    model_server.script([Reply.tools(calls), Reply.text("Stopped.")])
     async with app.run_test(size=SIZE) as pilot:
-        await start(pilot)
-        await send(pilot, "flood", wait=False)
-        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the approval modal")
-        await pilot.press("y")
-        panes = app.query_one(ParallelPanes)
-
-        def streamed() -> list[int]:
-            return [(p.log_view.total_lines if (p := panes.pane(call_id)) else 0) for _, _, call_id in calls]
-
-        await wait_until(pilot, lambda: min(streamed()) > 10_000, 30, "all four panes streaming")
+        streamed = await start_four_floods(pilot, model_server)
         app.prompt.focus()
         await pilot.pause()
         drawn: list[str] = []  # the prompt's text at each frame drawn

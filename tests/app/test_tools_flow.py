@@ -5,7 +5,7 @@ from __future__ import annotations
 import psutil
 from textual import events
 
-from tests.app.helpers import answers, send, start, wait_until
+from tests.app.helpers import answers, send, start, start_four_floods, wait_until
 from tests.helpers.model_server import Reply, ScriptedModelServer
 from turnstone_tui.app.app import TurnstoneApp
 from turnstone_tui.app.screens.approval import ApprovalScreen
@@ -193,19 +193,9 @@ async def test_keys_typed_during_a_four_pane_flood_show_in_the_prompt_while_the_
 ) -> None:
     """Four endless floods (``seq 1 inf``) run in their panes; what the user types appears in the
     prompt while every pane is still running and still receiving output, and esc ends them all."""
-    calls = [("bash", {"command": "seq 1 inf"}, f"flood_{n}") for n in range(4)]
-    model_server.script([Reply.tools(calls), Reply.text("Stopped.")])
     async with app.run_test(size=SIZE) as pilot:
-        await start(pilot)
-        await send(pilot, "flood", wait=False)
-        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), what="the approval modal")
-        await pilot.press("y")
+        streamed = await start_four_floods(pilot, model_server)
         panes = app.query_one(ParallelPanes)
-
-        def streamed() -> list[int]:
-            return [(p.log_view.total_lines if (p := panes.pane(call_id)) else 0) for _, _, call_id in calls]
-
-        await wait_until(pilot, lambda: min(streamed()) > 10_000, 30, "all four panes streaming")
         app.prompt.focus()
         before = streamed()
         for char in "hello":
