@@ -27,10 +27,8 @@ from ..core.provider import (
     ToolSearchDone,
     UsageUpdate,
 )
-from . import tls
 from .capabilities import anthropic_native_tool_search
 from .citations import cited_sources
-from .paced_reads import pace_reads
 from .retry import (
     RetryPolicy,
     provider_settings,
@@ -40,6 +38,7 @@ from .retry import (
     transport_error,
     unexpected_error,
 )
+from .sdk_http import sdk_http_client, sdk_timeouts
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -278,20 +277,13 @@ class AnthropicProvider:
         )
         self._thinking_for: dict[str, list[dict[str, Any]]] = {}
         self.native_tool_search: bool | None = anthropic_native_tool_search(model)
-        # ``timeout`` bounds each wait for data: it is the stream's idle timeout
-        timeouts = httpx2.Timeout(timeout, connect=min(connect_timeout, timeout))
-        context = tls.take()  # built while the SDK was imported, if it was (see providers.tls)
+        timeouts = sdk_timeouts(timeout, connect_timeout)
         self._client = anthropic.AsyncAnthropic(
             api_key=api_key or PLACEHOLDER_API_KEY,
             base_url=self.base_url or None,
             max_retries=0,
             timeout=timeouts,
-            # (the SDK's own default client, its stream reads paced: see providers.paced_reads)
-            http_client=pace_reads(
-                anthropic.DefaultAsyncHttpxClient(
-                    timeout=timeouts, **({} if context is None else {"verify": context})
-                )
-            ),
+            http_client=sdk_http_client(anthropic.DefaultAsyncHttpxClient, timeouts),
         )
 
     @classmethod

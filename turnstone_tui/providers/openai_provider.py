@@ -25,7 +25,6 @@ from ..core.provider import (
     ToolCallDelta,
     UsageUpdate,
 )
-from . import tls
 from .capabilities import openai_hosted_tool_search
 from .citations import cited_sources
 from .openai_responses import (
@@ -35,7 +34,6 @@ from .openai_responses import (
     to_responses_input,
 )
 from .openai_responses import convert_tools as responses_tools
-from .paced_reads import pace_reads
 from .retry import (
     RetryPolicy,
     provider_settings,
@@ -45,6 +43,7 @@ from .retry import (
     transport_error,
     unexpected_error,
 )
+from .sdk_http import sdk_http_client, sdk_timeouts
 from .think_tags import ThinkTagParser
 
 if TYPE_CHECKING:
@@ -155,20 +154,13 @@ class OpenAIProvider:
         self.retry = retry or RetryPolicy()
         # Hosted tool search (Responses API) by the model's name; [models.NAME] tool_search overrides.
         self.native_tool_search: bool | None = openai_hosted_tool_search(model)
-        # ``timeout`` bounds each wait for data: it is the stream's idle timeout
-        timeouts = httpx2.Timeout(timeout, connect=min(connect_timeout, timeout))
-        context = tls.take()  # built while the SDK was imported, if it was (see providers.tls)
+        timeouts = sdk_timeouts(timeout, connect_timeout)
         self._client = openai.AsyncOpenAI(
             api_key=api_key or PLACEHOLDER_API_KEY,
             base_url=self.base_url or None,
             max_retries=0,
             timeout=timeouts,
-            # (the SDK's own default client, its stream reads paced: see providers.paced_reads)
-            http_client=pace_reads(
-                openai.DefaultAsyncHttpxClient(
-                    timeout=timeouts, **({} if context is None else {"verify": context})
-                )
-            ),
+            http_client=sdk_http_client(openai.DefaultAsyncHttpxClient, timeouts),
         )
 
     @classmethod
