@@ -466,18 +466,39 @@ def running_app(
     work.mkdir(parents=True, exist_ok=True)
     with ModelServerProcess(list(replies), tmp / "server") as server:  # type: ignore[arg-type]
         config = write_app_config(tmp / "config.toml", server.openai_base_url, tmp / "bench.db")
-        app = Terminal(
-            [app_script or console_script(), "--config", str(config), *args],
-            cols=cols,
-            rows=rows,
-            env=hermetic_env(home),
-            cwd=work,
-        )
-        with app:
-            if app.wait_for(lambda screen: READY_MARK in screen.text, 120) is None:
-                raise SystemExit(f"the app did not get ready:\n{app.text()}")
-            time.sleep(1.5)  # past the start-up warm-up
+        with ready_app(
+            config, hermetic_env(home), work, args=args, cols=cols, rows=rows, app_script=app_script
+        ) as app:
             yield app, server
+
+
+@contextlib.contextmanager
+def ready_app(
+    config: Path,
+    env: dict[str, str],
+    work: Path,
+    *,
+    args: Sequence[str] = (),
+    cols: int = COLS,
+    rows: int = ROWS,
+    app_script: str | None = None,
+    settle: float = 1.5,
+) -> Iterator[Terminal]:
+    """The real console script (``app_script``, or :func:`console_script`'s) with ``config`` in a
+    pseudo-terminal; yields it once it can take a prompt and ``settle`` seconds more have passed
+    (its start-up warm-up)."""
+    app = Terminal(
+        [app_script or console_script(), "--config", str(config), *args],
+        cols=cols,
+        rows=rows,
+        env=env,
+        cwd=work,
+    )
+    with app:
+        if app.wait_for(lambda screen: READY_MARK in screen.text, 120) is None:
+            raise SystemExit(f"the app did not get ready:\n{app.text()}")
+        time.sleep(settle)
+        yield app
 
 
 def send_prompt(term: Terminal, prompt: str, timeout: float = 30.0) -> float:

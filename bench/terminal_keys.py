@@ -25,14 +25,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.terminal import (  # noqa: E402
-    READY_MARK,
     ROOT,
     Terminal,
     busy_context,
-    console_script,
     hermetic_env,
     key_latencies,
     percentile,
+    ready_app,
     report_row,
     summary_ms,
     venv_python,
@@ -73,17 +72,9 @@ def main() -> int:
                 floor.wait_for(lambda screen: "Hello, world" in screen.text, 120)
                 time.sleep(1.0)
                 results["floor (hello-world Input)"] = key_latencies(floor, args.keys)
-            app = Terminal(
-                [console_script(), "--config", str(config), "--skip-permissions"],
-                cols=COLS,
-                rows=ROWS,
-                env=env,
-                cwd=work,
-            )
-            with app:
-                if app.wait_for(lambda screen: READY_MARK in screen.text, 120) is None:
-                    raise SystemExit(f"the app did not get ready:\n{app.text()}")
-                time.sleep(2.0)  # past the start-up warm-up
+            with ready_app(
+                config, env, work, args=["--skip-permissions"], cols=COLS, rows=ROWS, settle=2.0
+            ) as app:
                 results["turnstone-tui, idle prompt"] = key_latencies(app, args.keys)
                 app.send("flood the panes")
                 app.wait_for(lambda screen: "flood the panes" in screen.text, 30)

@@ -45,14 +45,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.terminal import (  # noqa: E402
-    READY_MARK,
     ROOT,
     Terminal,
     busy_context,
-    console_script,
     cpu_seconds,
     hermetic_env,
     median,
+    ready_app,
     venv_python,
     verdict,
     write_app_config,
@@ -158,17 +157,7 @@ def start_app(server: ModelServerProcess, tmp: Path, env: dict[str, str], work: 
     """The app in a terminal, talking to ``server``, ready for the first prompt."""
     tmp.mkdir(parents=True, exist_ok=True)
     config = write_app_config(tmp / "config.toml", server.openai_base_url, tmp / "bench.db")
-    app = Terminal(
-        [console_script(), "--config", str(config), "--skip-permissions"],
-        cols=COLS,
-        rows=ROWS,
-        env=env,
-        cwd=work,
-    )
-    with app:
-        if app.wait_for(lambda screen: READY_MARK in screen.text, 120) is None:
-            raise SystemExit(f"the app did not get ready:\n{app.text()}")
-        time.sleep(2.0)
+    with ready_app(config, env, work, args=["--skip-permissions"], cols=COLS, rows=ROWS, settle=2.0) as app:
         yield app
 
 
