@@ -37,6 +37,19 @@ def screen_text(app: App[None]) -> list[str]:
     return [strip.text for strip in app.screen._compositor.render_strips()]
 
 
+def record_restyles(app: App[None], monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The nodes the app's stylesheet restyles from now on, in order (one entry per restyle)."""
+    restyled: list[object] = []
+    apply = app.stylesheet.apply
+
+    def recording(node, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        restyled.append(node)
+        return apply(node, *args, **kwargs)
+
+    monkeypatch.setattr(app.stylesheet, "apply", recording)
+    return restyled
+
+
 def rows_in_256_colours(app: App[None], card: ToolCard) -> list[tuple[tuple[str, str], ...]]:
     """The card's screen rows as a 256-colour terminal shows them: text with downgraded colours."""
 
@@ -236,21 +249,14 @@ async def test_status_changes_of_cards_not_in_focus_leave_the_footer_alone() -> 
         assert "Expand" in footer_text
 
 
-async def test_a_status_change_restyles_the_card_once() -> None:
+async def test_a_status_change_restyles_the_card_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each class changed on its own restyled the card and all it holds again; a status change
     switches its classes in one update."""
     app = Cards()
     async with app.run_test(size=(80, 30)) as pilot:
         card = app.query_one("#first", ToolCard)
         await pilot.pause()
-        restyled: list[object] = []
-        apply = app.stylesheet.apply
-
-        def counting(node, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
-            restyled.append(node)
-            return apply(node, *args, **kwargs)
-
-        app.stylesheet.apply = counting  # type: ignore[method-assign]
+        restyled = record_restyles(app, monkeypatch)
         card.mark_running()
         assert restyled.count(card) == 1
         restyled.clear()
@@ -277,7 +283,9 @@ async def test_a_card_shows_how_long_the_call_ran_not_when_the_screen_saw_it() -
         assert again.elapsed == pytest.approx(1.0)
 
 
-async def test_a_status_change_restyles_the_card_alone_not_everything_in_it() -> None:
+async def test_a_status_change_restyles_the_card_alone_not_everything_in_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """Textual restyles a node's whole subtree for a class change; a card's status classes style
     its own border only, so a status change restyles the card (and its status label, whose own
     classes colour it), not its header, title, preview and log: ~2.5 ms a card on a quiet machine,
@@ -288,21 +296,14 @@ async def test_a_status_change_restyles_the_card_alone_not_everything_in_it() ->
         card = app.query_one("#first", ToolCard)
         await pilot.pause()
         border_before = card.styles.border_left
-        restyled: list[object] = []
-        apply = app.stylesheet.apply
-
-        def counting(node, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
-            restyled.append(node)
-            return apply(node, *args, **kwargs)
-
-        app.stylesheet.apply = counting  # type: ignore[method-assign]
+        restyled = record_restyles(app, monkeypatch)
         card.mark_running()
         card.set_result(ToolResult("done\n[exit code: 0]", process=ProcessOutcome(0)), ["done"])
         status_label = card.query_one(".tool-card--status")
         assert restyled and set(restyled) <= {card, status_label}, sorted(
             {type(n).__name__ for n in restyled}
         )
-        app.stylesheet.apply = apply  # type: ignore[method-assign]
+        monkeypatch.undo()
         await pilot.pause()
         assert card.has_class("-ok") and card.has_class("-done") and not card.has_class("-running")
         assert card.styles.border_left != border_before  # the -ok colour
