@@ -397,6 +397,15 @@ def busy_context(busy: bool) -> contextlib.AbstractContextManager[object]:
     return CpuHog() if busy else contextlib.nullcontext()
 
 
+def machine_label(busy: bool) -> str:
+    """How loaded the machine was, for a report's heading: "busy" means this bench's own two CPU
+    spinners; without them the load average says what else ran (a shared machine is not quiet
+    just because the bench added nothing)."""
+    if busy:
+        return "busy machine (two CPU spinners alongside)"
+    return "no spinners added (load average {:.1f} / {:.1f} over 1 / 5 min)".format(*os.getloadavg()[:2])
+
+
 # -- the real app against the scripted model server -------------------------------------------
 
 

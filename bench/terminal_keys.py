@@ -30,6 +30,7 @@ from bench.terminal import (  # noqa: E402
     busy_context,
     hermetic_env,
     key_latencies,
+    machine_label,
     percentile,
     ready_app,
     report_row,
@@ -93,7 +94,7 @@ def main() -> int:
                 app.send(b"\x1b")  # cancel the turn
 
     print()
-    print(f"key -> character on screen, {args.keys} keys each, {'busy' if args.busy else 'quiet'} machine")
+    print(f"key -> character on screen, {args.keys} keys each, {machine_label(args.busy)}")
     for name, values in results.items():
         print(f"  {name:36} {summary_ms(values)}")
     floor = percentile(results["floor (hello-world Input)"], 95)

@@ -39,6 +39,7 @@ from bench.terminal import (  # noqa: E402
     console_script,
     floor_terminal,
     hermetic_env,
+    machine_label,
     median,
     report_row,
     write_app_config,
@@ -150,9 +151,7 @@ def main() -> int:
     value = median(walls)
     floor = median(floors)
     print()
-    print(
-        f"4 x sleep 1 approved together -> answer, {args.runs} runs, {'busy' if args.busy else 'quiet'} machine"
-    )
+    print(f"4 x sleep 1 approved together -> answer, {args.runs} runs, {machine_label(args.busy)}")
     print(f"  max {max(walls):.2f} s")
     if parts:
         began, sent, server_ms, shown = (median([p[k] for p in parts]) * 1000 for k in range(4))

@@ -36,6 +36,7 @@ from bench.terminal import (  # noqa: E402
     busy_context,
     console_script,
     hermetic_env,
+    machine_label,
     percentile,
     summary_ms,
     verdict,
@@ -176,9 +177,9 @@ def main() -> int:
         with busy_context(args.busy):
             samples, per_query = asyncio.run(measure_search(db, args.rounds))
             searched, floor = measure_terminal(db, tmp, args.terminal_rounds)
-    machine = "busy" if args.busy else "quiet"
+    machine = machine_label(args.busy)
     print()
-    print(f"recall over {args.messages} messages, {machine} machine")
+    print(f"recall over {args.messages} messages, {machine}")
     for query, kind in QUERIES:
         hits, p50 = per_query[query]
         print(f"  {query!r:14} {kind:18} {hits:6} matches  p50 {p50 * 1000:6.1f} ms")

@@ -37,6 +37,7 @@ from bench.terminal import (  # noqa: E402
     console_script,
     hermetic_env,
     key_latencies,
+    machine_label,
     median,
     percentile,
     summary_ms,
@@ -177,11 +178,11 @@ def main() -> int:
                     f"run {run + 1}/{args.runs}: first frame {firsts[-1]:.2f} s, last answer {lasts[-1]:.2f} s",
                     flush=True,
                 )
-    machine = "busy" if args.busy else "quiet"
+    machine = machine_label(args.busy)
     after_first = [last - first for first, last in zip(firsts, lasts, strict=True)]
     pages = ups + downs
     print()
-    print(f"resume a {args.turns}-turn session, {args.runs} runs, {machine} machine")
+    print(f"resume a {args.turns}-turn session, {args.runs} runs, {machine}")
     print(f"  floor: hello-world first frame     median {median(floor_firsts):.2f} s")
     print(f"  floor: fresh start, ready to send  median {median(fresh):.2f} s")
     print(f"  first frame                        median {median(firsts):.2f} s")

@@ -29,6 +29,7 @@ from bench.terminal import (  # noqa: E402
     ScreenView,
     busy_context,
     floor_terminal,
+    machine_label,
     median,
     running_app,
     send_prompt,
@@ -101,7 +102,7 @@ def main() -> int:
     lives = sum(1 for _, live in app if live)
     value, floor = median(walls), median(floors)
     print()
-    print(f"{COMMAND} through bash -> answer, {args.runs} runs, {'busy' if args.busy else 'quiet'} machine")
+    print(f"{COMMAND} through bash -> answer, {args.runs} runs, {machine_label(args.busy)}")
     print(f"  floor ({COMMAND} | tail -n 3 in bash): median {floor * 1000:.0f} ms")
     print(
         f"  turnstone-tui: median {value:.2f} s, max {max(walls):.2f} s ({value / floor:.1f}x the floor); "

@@ -50,6 +50,7 @@ from bench.terminal import (  # noqa: E402
     busy_context,
     cpu_seconds,
     hermetic_env,
+    machine_label,
     median,
     ready_app,
     venv_python,
@@ -223,9 +224,9 @@ def main() -> int:
                 run_turns(session, 1)
                 young.turn()
     times, cpu, rss = session.times, session.cpu, session.rss
-    machine = "busy" if args.busy else "quiet"
+    machine = machine_label(args.busy)
     print()
-    print(f"each new turn (enter -> last line of the answer on screen), {turns} turns, {machine} machine")
+    print(f"each new turn (enter -> last line of the answer on screen), {turns} turns, {machine}")
     print(f"  floor (raw terminal write)   median {median(floor) * 1000:7.1f} ms")
     marks = [m for m in (10, 100, 300) if m <= turns]
     if turns not in marks:
