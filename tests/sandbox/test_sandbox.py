@@ -8,6 +8,7 @@ why); everything else runs either way. Workspaces live under /tmp on purpose: th
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 import threading
@@ -555,6 +556,58 @@ async def test_no_unix_socket_of_the_host_is_reachable_from_the_sandbox(tmp_path
     assert result.text.count("REFUSED") == 2 and "Permission denied" in result.text, result.text
     assert "NO-DGRAM-PAIR" in result.text and "IO_URING -1 13" in result.text, result.text
     assert "STREAM-PAIR b'x'" in result.text and "ASYNCIO" in result.text and "TCP" in result.text
+
+
+@needs_bwrap
+async def test_four_sandboxed_commands_start_bwrap_directly_each_with_the_filter(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The command's argv opens the seccomp filter through a /bin/sh launcher in front of bwrap (an
+    MCP client library starts it as it is); the agent's own runner starts bwrap itself and passes it
+    the filter on a descriptor of its own, one per command (four commands starting together each
+    read the whole filter), closed in the agent once the command started. Each of the four is
+    still denied a unix socket; nothing of the filter's descriptors is left open in the agent."""
+    import turnstone_tui.executors.proc_group as proc_group
+
+    started: list[tuple[tuple[str, ...], tuple[int, ...]]] = []
+    spawn = asyncio.create_subprocess_exec
+
+    async def recording(*argv: str, **kwargs: object) -> asyncio.subprocess.Process:
+        started.append((argv, tuple(kwargs.get("pass_fds", ()))))  # type: ignore[arg-type]
+        return await spawn(*argv, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(proc_group.asyncio, "create_subprocess_exec", recording)
+    workspace, _ = dirs(tmp_path)
+    ctx = make_ctx(workspace, config=sandboxed_config())
+    probe = "python3 -c 'import socket; socket.socket(socket.AF_UNIX)' 2>&1 | tail -n 1; echo done-{i}"
+    results = await asyncio.gather(*(run(BASH, ctx, "bash", command=probe.format(i=i)) for i in range(4)))
+    for i, result in enumerate(results):
+        assert "PermissionError" in result.text and f"done-{i}" in result.text, result.text
+    assert len(started) == 4
+    for argv, fds in started:
+        assert Path(argv[0]).name == "bwrap", argv
+        assert len(fds) == 1 and argv[argv.index("--seccomp") + 1] == str(fds[0]), argv
+        with contextlib.suppress(FileNotFoundError):  # closed, or its number reused since
+            assert "turnstone-seccomp" not in os.readlink(f"/proc/self/fd/{fds[0]}")
+
+
+def test_only_a_confined_argv_with_the_filter_loses_its_launcher(tmp_path: Path) -> None:
+    from turnstone_tui.sandbox.seccomp import FD, launcher, without_launcher
+
+    filter_file = tmp_path / "filter.bpf"
+    filter_file.write_bytes(b"x" * 8)
+    assert without_launcher(["bash", "-c", "echo --seccomp 9"]) is None
+    assert without_launcher(["bwrap", "--seccomp", str(FD), "--", "true"]) is None
+    # the command's own "--seccomp" (after bwrap's "--") is never taken for bwrap's
+    assert without_launcher([*launcher(filter_file), "bwrap", "--", "x", "--seccomp", str(FD)]) is None
+    argv, fd = without_launcher(
+        [*launcher(filter_file), "bwrap", "--seccomp", str(FD), "--", "x", "--seccomp", "9"]
+    )
+    try:
+        assert argv == ["bwrap", "--seccomp", str(fd), "--", "x", "--seccomp", "9"]
+        assert os.read(fd, 100) == b"x" * 8
+    finally:
+        os.close(fd)
 
 
 def test_the_seccomp_filter_is_a_valid_program_for_both_architectures() -> None:

@@ -29,6 +29,7 @@ from typing import Any, Protocol
 from ..core.input_gate import GATE
 from ..core.truncate import HeadTailBuffer
 from ..sandbox.lifetime import child_marker, ensure_guardian_async, kill_marked
+from ..sandbox.seccomp import without_launcher
 
 READ_CHUNK = 65536
 LINE_CAP = 65536  # characters of one output line that are kept; the rest of the line is counted, not held
@@ -271,15 +272,23 @@ async def run_process(
             raise OSError(errno.EINVAL, "an argument, the directory or the environment contains a NUL byte")
     await ensure_guardian_async()
     marker = child_marker()
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        stdin=asyncio.subprocess.PIPE if stdin_data is not None else asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        cwd=str(cwd),
-        env={**env, **marker},
-        start_new_session=True,
-    )
+    # A sandboxed command: bwrap itself, given its seccomp filter on a descriptor, not the shell
+    # launcher in front of it (see sandbox.seccomp.without_launcher).
+    direct = without_launcher(argv)
+    try:
+        proc = await asyncio.create_subprocess_exec(
+            *(argv if direct is None else direct[0]),
+            stdin=asyncio.subprocess.PIPE if stdin_data is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=str(cwd),
+            env={**env, **marker},
+            start_new_session=True,
+            pass_fds=() if direct is None else (direct[1],),
+        )
+    finally:
+        if direct is not None:
+            os.close(direct[1])
     outcome = RunOutcome(returncode=None, pid=proc.pid)
     readers = asyncio.gather(_pump(proc.stdout, stdout_sink), _pump(proc.stderr, stderr_sink))
     feeder: asyncio.Task[None] | None = None

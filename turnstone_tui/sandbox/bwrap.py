@@ -84,7 +84,8 @@ def confine(
     ``hidden`` (directories, files, kept: ``secrets.hidden_paths``) are mounted over last, even inside
     a writable path: an empty tmpfs on each directory, /dev/null on each file; ``kept`` (inside a hidden
     directory) bound again read-only. ``seccomp``: the filter file (``seccomp.program_file``) that
-    bwrap loads before it runs ``argv`` (opened by a ``/bin/sh`` launcher in front of bwrap).
+    bwrap loads before it runs ``argv`` (opened by a ``/bin/sh`` launcher in front of bwrap; the
+    agent's own runner, ``executors/proc_group``, passes it to bwrap directly).
     ``replaced``: (copy, file) pairs, each copy bound read-only over its file (``gitconfig``: a git
     config with its credentials redacted)."""
     out = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]

@@ -16,7 +16,10 @@ the filter denies the means instead of the places: a sandboxed process cannot cr
 
 So programs that serve on a unix socket of their own inside the sandbox (tmux, a test's unix
 server, Python 3.14's forkserver) fail there too. bwrap loads the program (``--seccomp FD``) just
-before it runs the command; the program is written once per agent process to a memory file.
+before it runs the command; the program is written once per agent process to a memory file. The
+argv of a confined command opens it through a small ``/bin/sh`` launcher (so it works whoever starts
+the command: an MCP client library); the agent's own runner (``executors/proc_group``) starts bwrap
+directly instead, with the descriptor passed in (``without_launcher``).
 Supported: x86_64 and aarch64 (elsewhere ``program()`` is None and the profile has no filter).
 """
 
@@ -29,6 +32,7 @@ import platform
 import shutil
 import struct
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
 AF_UNIX = 1
@@ -165,8 +169,31 @@ def _temp_file(code: bytes) -> Path:
 FD = 9
 """The descriptor the launcher opens the filter file on for bwrap's ``--seccomp``."""
 
+_LAUNCHER = ("/bin/sh", "-c", f'f=$1; shift; exec "$@" {FD}<"$f"', "turnstone-sandbox")
+
 
 def launcher(path: Path) -> list[str]:
     """The argv prefix that opens ``path`` on ``FD`` and execs the rest (bwrap ... --seccomp FD):
     the filter reaches bwrap in its argv alone, whoever starts it (an MCP client library included)."""
-    return ["/bin/sh", "-c", f'f=$1; shift; exec "$@" {FD}<"$f"', "turnstone-sandbox", str(path)]
+    return [*_LAUNCHER, str(path)]
+
+
+def without_launcher(argv: Sequence[str]) -> tuple[list[str], int] | None:
+    """For an argv made by ``bwrap.confine`` with a filter (``launcher(path)``, then bwrap's
+    arguments with ``--seccomp FD``): the bwrap argv alone, reading the same filter from a
+    descriptor opened here on ``path`` (its own open file, read from its start), and that
+    descriptor. The caller passes it to the child (``pass_fds``) and closes its own copy once the
+    child started. The same confinement without a shell started in front of every command (an
+    exec more per command, on the way from the user's approval to the command). None for any
+    other argv (run as it is). Raises OSError if the filter cannot be opened."""
+    head = len(_LAUNCHER) + 1
+    if len(argv) <= head or tuple(argv[: len(_LAUNCHER)]) != _LAUNCHER:
+        return None
+    rest = list(argv[head:])
+    end = rest.index("--") if "--" in rest else -1
+    at = rest.index("--seccomp") if "--seccomp" in rest[:end] else -1
+    if end < 0 or at < 0 or rest[at + 1] != str(FD):
+        return None
+    fd = os.open(argv[head - 1], os.O_RDONLY | os.O_CLOEXEC)
+    rest[at + 1] = str(fd)
+    return rest, fd
