@@ -537,3 +537,15 @@ async def test_an_answer_that_opens_with_a_heading_has_no_blank_rows_above_it(pi
         lines = screen_lines(app)
         assert lines[message.region.y].strip() == "Plan", lines[: message.region.y + 3]
         assert lines[message.region.y + 2].strip() == "The failing test comes from a naive datetime."
+
+
+def test_a_streaming_answer_reaches_its_markdown_within_a_frame_and_a_quarter() -> None:
+    """Every gap in a streaming answer's output holds a wait for the flush timer, the append, a
+    frame and up to a period of Textual's frame clock: with 40 ms between flushes those came to
+    40-60 ms on a quiet machine (bench/terminal_markdown.py), over the 50 ms stall goal before
+    anything was slow. The interval stays within a frame and a quarter of that clock."""
+    from textual.constants import MAX_FPS
+
+    from turnstone_tui.widgets import chat_messages
+
+    assert chat_messages.FLUSH_INTERVAL <= 1.25 / MAX_FPS

@@ -12,7 +12,7 @@ until ``READ_PACE`` has passed since that read before reading again: what arrive
 the kernel's buffer and comes in with the next read, ~10 events in one at 2k events a second. A
 read that filled its buffer is followed at once (more is waiting), so a large body is not slowed;
 an event that comes after a quiet spell is read at once (the pause has passed). What a reader can
-see is an event up to ``READ_PACE`` later, well under a frame (the answer is drawn every 40 ms).
+see is an event up to ``READ_PACE`` later, well under a frame (the answer is drawn every 20 ms).
 """
 
 from __future__ import annotations
