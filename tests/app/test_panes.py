@@ -157,6 +157,48 @@ async def test_the_scrollbar_thumb_follows_when_the_first_batch_overflows() -> N
         assert log.vertical_scrollbar.position == log.scroll_y
 
 
+async def test_a_running_pane_grows_without_laying_out_the_screen(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Lines written into a pane scroll it and leave its size alone, so they lay nothing out
+    (Textual's ``virtual_size`` is a layout reactive: every batch written into a pane was a full
+    layout of the screen); the pane still shows the newest lines with its scroll bar at the end,
+    and a line wider than the pane still brings the horizontal scroll bar (a layout)."""
+    app = PanesHarness()
+    async with app.run_test(size=(90, 20)) as pilot:
+        panes = app.panes
+        pane = panes.start("c1", "seq 1 350")
+        log = pane.log_view
+        panes.write_lines("c1", [str(i) for i in range(1, 101)], "stdout")
+        await wait_until(
+            pilot, lambda: log.show_vertical_scrollbar and log.scroll_y == log.max_scroll_y > 0, 5
+        )
+        await pilot.pause(0.1)
+        reflows: list[int] = []
+        compositor = app.screen._compositor
+        real_reflow = compositor.reflow
+
+        def reflow(*args: object, **kwargs: object) -> object:
+            reflows.append(log.line_count)
+            return real_reflow(*args, **kwargs)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(compositor, "reflow", reflow)
+        for start in range(101, 351, 50):
+            panes.write_lines("c1", [str(i) for i in range(start, start + 50)], "stdout")
+            await wait_until(pilot, lambda end=start + 49: log.line_count == end, 5)
+            await pilot.pause()
+        await pilot.pause(0.1)
+        assert reflows == []
+        assert log.virtual_size.height == 350
+        assert log.scroll_y == log.max_scroll_y == 350 - log.scrollable_content_region.height
+        assert log.vertical_scrollbar.window_virtual_size == 350
+        assert log.vertical_scrollbar.position == log.scroll_y
+        last_row = log.scrollable_content_region.height - 1
+        assert log.render_line(last_row).text.strip() == "350"
+        panes.write_lines("c1", ["x" * 200], "stdout")
+        await wait_until(pilot, lambda: log.show_horizontal_scrollbar, 5)
+        assert log.virtual_size == (200, 351)
+        assert reflows  # the new scroll bar was laid out
+
+
 async def test_ansi_colours_rendered_and_stderr_marked() -> None:
     app = PanesHarness()
     async with app.run_test(size=(100, 30)) as pilot:

@@ -191,7 +191,7 @@ class OutputLog(ScrollView, can_focus=True):
             del self._stderr[:removed]
             self._dropped += removed
         self._width = max(self._width, max(map(len, new_lines)))
-        self.virtual_size = Size(self._width, len(self._lines))
+        self._grow(Size(self._width, len(self._lines)))
         if following:
             self._scroll_to_end()
             if not self.size.height:  # not laid out yet: follow once it is
@@ -200,6 +200,22 @@ class OutputLog(ScrollView, can_focus=True):
             # Keep the lines the user is reading where they are.
             self.scroll_to(y=max(0, self.scroll_y - removed), animate=False, immediate=True)
         self.refresh()
+
+    def _grow(self, size: Size) -> None:
+        """The log's new virtual size. Textual's ``virtual_size`` is a layout reactive: setting it
+        lays out the whole screen, though a log whose own size does not depend on its lines (a pane
+        in the grid: ``height: 1fr``) is only scrolled by them. Such a log takes the new size
+        without a layout and updates its scroll bars as Textual does after a layout
+        (``ScrollView._size_updated``); a scroll bar appearing or going is still a layout (Textual's
+        ``show_*_scrollbar`` reactives ask for it). A log sized by its lines (``height: auto`` in a
+        tool card) is laid out as before."""
+        if size == self.virtual_size:
+            return
+        if self.styles.auto_dimensions or not self.size:
+            self.virtual_size = size
+            return
+        self.set_reactive(OutputLog.virtual_size, size)
+        self._scroll_update(size)
 
     @staticmethod
     def _normalise(lines: list[str], flags: bytearray) -> tuple[list[str], bytearray]:
