@@ -497,10 +497,16 @@ class TurnstoneApp(App[None]):
         return True
 
     def watch_busy(self, busy: bool) -> None:
-        self.refresh_bindings()
         if busy:
+            self.refresh_bindings()
             self._gc.turn_started()
         else:
+            # The key bar loses "esc Cancel turn": a rebuild of its keys and a layout. The engine
+            # ends its turn as soon as the answer's last words are read, and they are still on their
+            # way (its messages are queued before this callback): the key bar changes after the
+            # frame that shows them, not on their way. (check_action reads ``busy`` itself: esc no
+            # longer cancels anything from now on.)
+            self.call_later(self.call_after_refresh, self.refresh_bindings)
             # After the last frame of the turn is drawn, and only if no new turn started.
             self.set_timer(0.2, self._collect_after_turn)
 
