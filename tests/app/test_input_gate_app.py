@@ -4,6 +4,7 @@ thread reads it, and the app opens the gate once a frame showing the key has bee
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
 
@@ -13,7 +14,7 @@ from textual.app import App
 from textual.drivers.headless_driver import HeadlessDriver
 from textual.message import Message
 
-from tests.app.helpers import start_four_floods, wait_until
+from tests.app.helpers import start, start_four_floods, wait_until
 from tests.helpers.model_server import ScriptedModelServer
 from turnstone_tui.app.app import TurnstoneApp
 from turnstone_tui.app.input_driver import input_gated
@@ -115,3 +116,53 @@ async def test_a_held_gate_holds_the_panes_flush(long_holds: None, monkeypatch: 
         assert pane.lines == []  # held while the key is on its way
         GATE.shown(time.monotonic())
         await wait_until(pilot, lambda: pane.lines == ["1", "2", "3"], 10, "the held output")
+
+
+async def test_a_key_s_frame_is_drawn_as_the_key_is_handled_not_by_the_update_timer(
+    app: TurnstoneApp, long_holds: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Textual draws from the screen's update timer, on a 1/60 s grid (a key handled just after a
+    slow frame waited for the grid's next point); a key's frame is drawn once the key is handled,
+    without the timer (stopped here), and the gate opens after it; also for a key that adds a line
+    to the prompt (a layout)."""
+    async with app.run_test(size=SIZE) as pilot:
+        await start(pilot)
+        app.prompt.focus()
+        await pilot.pause()
+        drawn: list[str] = []  # the prompt's text at each frame drawn
+        display = app._display
+
+        def record_display(screen, renderable) -> None:  # type: ignore[no-untyped-def]
+            display(screen, renderable)
+            if renderable is not None:
+                drawn.append(app.prompt.text)
+
+        monkeypatch.setattr(app, "_display", record_display)
+        timer = app.screen._update_timer
+        resume, stalled = timer.resume, [True]
+        timer.pause()
+        monkeypatch.setattr(timer, "resume", lambda: None if stalled[0] else resume())  # never ticks
+        opened = asyncio.Event()
+
+        def shown(upto: float) -> None:
+            InputGate.shown(GATE, upto)
+            if not GATE.held:
+                opened.set()
+
+        monkeypatch.setattr(GATE, "shown", shown)
+        for key, character, typed in (
+            ("h", "h", "h"),
+            ("i", "i", "hi"),
+            ("ctrl+j", None, "hi\n"),
+            ("x", "x", "hi\nx"),
+        ):
+            opened.clear()
+            GATE.key_read()
+            app.post_message(events.Key(key, character))  # (Pilot.press would draw a frame itself)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(opened.wait(), 30)
+            assert not GATE.held, "the gate stayed held: no frame showed the key"
+            assert app.prompt.text == typed
+            assert drawn[-1] == typed
+        stalled[0] = False
+        resume()

@@ -20,12 +20,9 @@ from textual.binding import Binding
 from textual.driver import Driver
 from textual.filter import LineFilter
 from textual.reactive import var
-from textual.screen import Screen
 from textual.timer import Timer
-from textual.widget import Widget
 
 from ..config import ConfigError
-from ..core.input_gate import GATE
 from ..core.outcomes import cancelled_result
 from ..core.resources import styles_dir
 from ..core.types import SessionState
@@ -38,6 +35,7 @@ from .command_palette import SlashCommandProvider
 from .commands import SlashCommand, SlashCompleter, parse_slash
 from .gc_pacing import GcPacer
 from .input_driver import input_gated
+from .key_frame import after_key
 from .line_filter import InvisibleFilter
 from .main_screen import MainScreen, welcome_text
 from .mcp_wait import FirstTurnMcpWait
@@ -196,17 +194,7 @@ class TurnstoneApp(App[None]):
         # The input thread held output back when it read the key (app/input_driver.py): open the
         # gate once a frame that shows the key has been drawn.
         target = self.focused or self.screen
-        target.call_next(self._open_input_gate_after_frame, target, dispatched)
-
-    @staticmethod
-    def _open_input_gate_after_frame(target: Widget | Screen[Any], dispatched: float) -> None:
-        """Run by the widget a key went to once it handled it and asked for its repaint (call_next
-        runs after the idle that posts the repaint to the screen): the screen takes this behind that
-        request, then asks for a callback after its next frame, which therefore includes the key.
-        (Asked for by the widget itself, the callback could come after a frame the screen drew
-        before it took the repaint request: a spinner's or the panes' frame.)"""
-        screen = target.screen
-        screen.call_later(screen.call_after_refresh, GATE.shown, dispatched)
+        target.call_next(after_key, target, dispatched)
 
     def get_driver_class(self) -> type[Driver]:
         return input_gated(super().get_driver_class())
