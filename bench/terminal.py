@@ -447,6 +447,19 @@ def key_latencies(term: Terminal, count: int, timeout: float = 30.0) -> list[flo
         sent = term.send(typed[-1])
         shown = term.wait_for(lambda screen, text=prefix + typed: text in screen.text, timeout)
         latencies.append((shown if shown is not None else time.monotonic()) - sent)
+        if shown is None:
+            # Counted as the timeout. Every later key of this line would wait out the timeout
+            # too (the text typed so far never matches): erase the line and start again.
+            seen = [line.strip() for line in term.text().splitlines() if prefix in line]
+            print(
+                f"key {i + 1} of {count} ({prefix + typed!r}) not on the screen after {timeout:.0f} s; "
+                f"lines with {prefix!r}: {seen}",
+                file=sys.stderr,
+            )
+            term.send(b"\x7f" * (len(typed) + len(prefix) + 4))
+            term.wait_for(lambda screen: prefix not in screen.text, timeout)
+            typed = ""
+            restart()
         time.sleep(0.03)
     term.send(b"\x7f" * (len(typed) + len(prefix)))
     return latencies
