@@ -5,8 +5,9 @@ together, not one per frame."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -19,6 +20,8 @@ from turnstone_tui.app.screens.approval import ApprovalScreen
 from turnstone_tui.app.stream_applier import StreamApplier
 from turnstone_tui.core.types import ToolResult
 from turnstone_tui.widgets.tool_card import ToolCard
+
+T = TypeVar("T")
 
 
 class FakePanes:
@@ -89,6 +92,37 @@ async def test_streamed_items_still_wait_for_the_next_slice(monkeypatch: pytest.
 # --- finished calls held for the next thing the chat shows ----------------------------------
 
 
+async def frames_of_an_approved_batch(
+    app: TurnstoneApp, frame: Callable[[], T], answer: str = "Both ran."
+) -> list[T]:
+    """Run the app through the scripted batch (approved with y) until ``answer`` is shown and the
+    turn ended; ``frame()`` noted at every frame drawn of the main screen from the approval on,
+    and once more at the end."""
+    frames: list[T] = []
+    async with app.run_test(size=(100, 40)) as pilot:
+        await start(pilot)
+        await send(pilot, "run both", wait=False)
+        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), 20, "the approval modal")
+        screen = app.screen_stack[0]
+        refresh = screen._compositor_refresh
+
+        def drawn() -> None:
+            frames.append(frame())
+            refresh()
+
+        screen._compositor_refresh = drawn  # type: ignore[method-assign]
+        await pilot.press("y")
+        await wait_until(pilot, lambda: answer in answers(app), 30, "the answer")
+        await wait_until(pilot, lambda: not app.busy, 20)
+        assert app.applier.caught_up
+        frames.append(frame())
+    return frames
+
+
+def card_statuses(app: TurnstoneApp) -> list[str]:
+    return [card.status for card in app.query(ToolCard)]
+
+
 async def test_a_batch_s_results_are_drawn_with_the_answer_not_frames_of_their_own(
     app: TurnstoneApp, model_server: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -109,27 +143,35 @@ async def test_a_batch_s_results_are_drawn_with_the_answer_not_frames_of_their_o
             Reply.text("Both ran."),
         ]
     )
-    async with app.run_test(size=(100, 40)) as pilot:
-        await start(pilot)
-        await send(pilot, "run both", wait=False)
-        await wait_until(pilot, lambda: isinstance(app.screen, ApprovalScreen), 20, "the approval modal")
-        screen = app.screen_stack[0]
-        frames: list[tuple[list[str], bool]] = []
-        refresh = screen._compositor_refresh
+    frames = await frames_of_an_approved_batch(app, lambda: (card_statuses(app), bool(answers(app))))
+    assert frames[-1] == (["ok", "ok"], True)
+    shown_early = [statuses for statuses, answered in frames if "ok" in statuses and not answered]
+    assert not shown_early, f"frames drew finished cards before the answer: {shown_early}"
+    assert any(statuses == ["ok", "ok"] and answered for statuses, answered in frames)
 
-        def drawn() -> None:
-            frames.append(([card.status for card in app.query(ToolCard)], bool(answers(app))))
-            refresh()
 
-        screen._compositor_refresh = drawn  # type: ignore[method-assign]
-        await pilot.press("y")
-        await wait_until(pilot, lambda: "Both ran." in answers(app), 30, "the answer")
-        await wait_until(pilot, lambda: not app.busy, 20)
-        assert [card.status for card in app.query(ToolCard)] == ["ok", "ok"]
-        shown_early = [statuses for statuses, answered in frames if "ok" in statuses and not answered]
-        assert not shown_early, f"frames drew finished cards before the answer: {shown_early}"
-        assert any(statuses == ["ok", "ok"] and answered for statuses, answered in frames)
-        assert app.applier.caught_up
+async def test_the_state_thinking_is_drawn_with_the_held_results_not_in_a_frame_of_its_own(
+    app: TurnstoneApp, model_server: ScriptedModelServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When a batch ends the session goes running -> thinking while the request for the answer is
+    out. The state's label changes width (a full layout of the screen), and drawn at once that frame
+    held the loop when the reply came (read behind it). The state now waits with the held results:
+    no frame shows "thinking" with a call still drawn running; the results, the state and the answer
+    are drawn together. (The hold is made long here, so the answer always comes within it.)"""
+    monkeypatch.setattr(stream_applier, "FINISH_HOLD_SECONDS", 60.0)
+    model_server.script(
+        [
+            Reply.tools(
+                [("bash", {"command": "echo one"}, "call_a"), ("bash", {"command": "echo two"}, "call_b")]
+            ),
+            Reply.text("Both ran.", delay=0.05),
+        ]
+    )
+    frames = await frames_of_an_approved_batch(app, lambda: (card_statuses(app), app.status_bar.state.value))
+    early = [(statuses, state) for statuses, state in frames if state == "thinking" and "ok" not in statuses]
+    assert not early, f"frames drew the state thinking before the results: {early}"
+    assert any(state == "thinking" and statuses == ["ok", "ok"] for statuses, state in frames), frames
+    assert frames[-1] == (["ok", "ok"], "idle")
 
 
 async def test_a_finished_call_is_shown_within_the_hold_while_the_model_is_silent(

@@ -13,8 +13,10 @@ are a restyle and a full layout of the screen (tens of ms on a busy machine), an
 held the loop while the rest of the batch ended (their ends were read a frame late) and while the
 model's answer to the batch was on its way (the request went out behind them, and the reply was
 read behind their frame). Held, the calls of a batch finishing together are drawn in one frame, the
-one that shows the model's answer when it comes within the hold. Only the status bar's changes
-(the session's state and figures) pass a held result; anything the chat shows comes after it.
+one that shows the model's answer when it comes within the hold. Only the status bar's figures
+pass a held result; anything the chat shows comes after it. The session's state (running ->
+thinking as the batch ends) waits with the held results: its label changes width, a full layout
+drawn, at the moment the request for the answer is out (its reply read behind that frame).
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ class StreamApplier:
         self._slice_queued = False
         self._engine_turn = False  # the running turn was started by the engine (a watch result)
         self._finished: list[m.ToolFinished] = []  # results held for the next change (FINISH_HOLD_SECONDS)
+        self._held_states: list[m.StateChanged] = []  # state changes that came while results were held
         self._finish_timer: Any = None
         self.last_batch_at = 0.0
         """``time.monotonic()`` of the last streamed batch (the GC pacer's "quiet" signal)."""
@@ -80,8 +83,9 @@ class StreamApplier:
             m.EscalationRequested: questions.ask_escalation,
             m.QuestionWithdrawn: questions.withdraw,
         }
-        # Events that may pass a held result: they change the status bar, not the chat.
-        self._passing = (self._tool_finished, self._status_changed, self._handlers[m.StateChanged])
+        # Events that may pass a held result: they change the status bar's figures, not the chat.
+        self._passing = (self._tool_finished, self._status_changed)
+        self._state_changed = self._handlers[m.StateChanged]
 
     @property
     def caught_up(self) -> bool:
@@ -101,6 +105,9 @@ class StreamApplier:
         if self._backlog:
             self._backlog.append(functools.partial(handler, message))
             self._schedule_slice()
+            return
+        if self._finished and handler is self._state_changed:
+            self._held_states.append(message)  # shown with the held results
             return
         if self._finished and handler not in self._passing:
             self.show_finished()
@@ -138,7 +145,11 @@ class StreamApplier:
                 else:
                     await chat.append_reasoning(item.text)
             else:  # a discrete event that arrived behind streamed items
-                if self._finished and getattr(item, "func", None) not in self._passing:
+                func = getattr(item, "func", None)
+                if self._finished and func is self._state_changed:
+                    self._held_states.append(item.args[0])  # type: ignore[union-attr]
+                    continue
+                if self._finished and func not in self._passing:
                     self.show_finished()
                 result = item()
                 if inspect.isawaitable(result):
@@ -200,13 +211,17 @@ class StreamApplier:
             self._finish_timer = self._app.set_timer(FINISH_HOLD_SECONDS, self.show_finished, name="finished")
 
     def show_finished(self) -> None:
-        """Show every held result now (their cards and panes, in the order they finished)."""
+        """Show every held result now (their cards and panes, in the order they finished), then the
+        state changes that waited with them."""
         if self._finish_timer is not None:
             self._finish_timer.stop()
             self._finish_timer = None
         held, self._finished = self._finished, []
+        states, self._held_states = self._held_states, []
         for message in held:
             self._show_result(message)
+        for state in states:
+            self._state_changed(state)
 
     def _show_result(self, message: m.ToolFinished) -> None:
         panes = self._app.main.mounted_panes
