@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from textual.app import App, ComposeResult
 from textual.geometry import Region, Size
 from textual.widget import Widget
@@ -15,7 +17,9 @@ from turnstone_tui.core.resources import styles_dir
 from turnstone_tui.widgets.chat_messages import AssistantMessage
 from turnstone_tui.widgets.chat_view import ChatView
 from turnstone_tui.widgets.markdown_chunks import (
+    BlockIndex,
     MarkdownChunk,
+    _top_level_blocks,
     split_for_new_chunk,
     split_markdown,
 )
@@ -549,3 +553,80 @@ def test_a_streaming_answer_reaches_its_markdown_within_a_frame_and_a_quarter() 
     from turnstone_tui.widgets import chat_messages
 
     assert chat_messages.FLUSH_INTERVAL <= 1.25 / MAX_FPS
+
+
+# Pieces a streamed answer is made of, and the ones that change a block already written: a setext
+# underline, a table's rule, a list continued after a blank line, a fence closed later, lazy
+# continuation lines, lines ended by \r\n or \r, and characters str.splitlines ends lines at.
+_PIECES = st.sampled_from(
+    [
+        "text",
+        " more",
+        "\n",
+        "\n\n",
+        "# Head\n",
+        "## H",
+        "---\n",
+        "===\n",
+        "- item\n",
+        "1. one\n",
+        "  indented\n",
+        "    code\n",
+        "```py\n",
+        "```\n",
+        "> quote\n",
+        "a | b\n",
+        "--|--\n",
+        "| c | d |\n",
+        "\r\n",
+        "\r",
+        "x\u2028y",
+        "\x0c",
+        "<div>\n",
+        "</div>\n",
+        "[ref]: http://x\n",
+        "*",
+        "`",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pieces=st.lists(_PIECES, min_size=1, max_size=30), data=st.data())
+def test_a_block_index_fed_a_growing_source_finds_the_blocks_a_whole_parse_finds(
+    pieces: list[str], data: st.DataObject
+) -> None:
+    """Each flush of a streaming answer gives the live chunk's index the chunk's source so far;
+    re-parsing only from the last block's start must find exactly the blocks (start lines and
+    whether a chunk may start there) that parsing the whole source finds."""
+    source = "".join(pieces)
+    index = BlockIndex()
+    cuts = sorted(set(data.draw(st.lists(st.integers(0, len(source)), max_size=8))))
+    for end in [*cuts, len(source)]:
+        assert index.blocks(source[:end]) == _top_level_blocks(source[:end])
+
+
+def test_the_flushes_of_a_long_answer_start_the_same_chunks_with_the_index() -> None:
+    """The bench's answer streamed in 160-character flushes is cut at the same places with each
+    chunk's BlockIndex as with a whole parse of the chunk at every flush (fails with an index
+    that does not parse the last block again)."""
+    from bench.app_stream import markdown_document
+
+    document = markdown_document(6000)
+    results = []
+    for use_index in (False, True):
+        chunks: list[str] = [""]
+        index = BlockIndex()
+        for start in range(0, len(document), 160):
+            text = document[start : start + 160]
+            split = split_for_new_chunk(chunks[-1], text, 8, index if use_index else None)
+            if split is None:
+                chunks[-1] += text
+            else:
+                chunks[-1] += split[0]
+                chunks.append(split[1])
+                index = BlockIndex()
+        results.append(chunks)
+    assert len(results[0]) > 10
+    assert results[0] == results[1]
+    assert "".join(results[1]) == document

@@ -228,7 +228,7 @@ class AssistantMessage(WidthArranged):
             from .markdown_chunks import MarkdownChunk, split_for_new_chunk
 
             live = chunks[-1]
-            split = split_for_new_chunk(live.source, text, self.blocks_per_chunk)
+            split = split_for_new_chunk(live.source, text, self.blocks_per_chunk, live.block_index)
             if split is None:
                 await live.write(text, render=render)
             else:

@@ -16,6 +16,7 @@ would not resolve; LLM answers practically never use reference definitions.)
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from functools import lru_cache
 
@@ -34,7 +35,7 @@ FRAME_WAIT = 0.1  # seconds an append waits at most for the frame that shows the
 QUIET_PASSES = 2  # layout passes a frozen chunk sits unchanged before it is pinned (and a pin holds before it is trusted)
 RETIRE_TIMEOUT = 30.0  # seconds a retiring chunk waits for its stream to hand everything over
 
-__all__ = ["BLOCKS_PER_CHUNK", "MarkdownChunk", "split_for_new_chunk", "split_markdown"]
+__all__ = ["BLOCKS_PER_CHUNK", "BlockIndex", "MarkdownChunk", "split_for_new_chunk", "split_markdown"]
 
 
 @lru_cache(maxsize=1)
@@ -84,14 +85,43 @@ def split_markdown(source: str, blocks_per_chunk: int = BLOCKS_PER_CHUNK) -> lis
     return [piece for piece in pieces if piece] or [source]
 
 
-def split_for_new_chunk(source: str, text: str, max_blocks: int) -> tuple[str, str] | None:
+class BlockIndex:
+    """The top-level blocks of a source that only grows (a streaming chunk's), each call parsing
+    only from the start of the last block on, as Textual's ``Markdown.append`` re-parses: the
+    blocks before it are final (text appended later can only extend or retype the last one). A
+    flush of a streaming answer parsed its whole chunk to decide where the next chunk starts,
+    ~0.5-1 ms every 20 ms."""
+
+    def __init__(self) -> None:
+        self._final: list[tuple[int, bool]] = []  # the blocks before the last one
+        self._from_line = 0  # where the last block starts
+
+    def blocks(self, source: str) -> list[tuple[int, bool]]:
+        """``_top_level_blocks(source)``; ``source`` extends the one given last time."""
+        tail = "".join(_LINE.findall(source)[self._from_line :])
+        parsed = [(line + self._from_line, cuttable) for line, cuttable in _top_level_blocks(tail)]
+        blocks = self._final + parsed
+        if parsed:
+            self._final, self._from_line = blocks[:-1], blocks[-1][0]
+        return blocks
+
+
+# A line as markdown-it counts them (its token.map): ended by \n, \r\n or \r (str.splitlines
+# also ends lines at \v, \f, \x1c-\x1e, \x85, \u2028 and \u2029).
+_LINE = re.compile(r"[^\r\n]*(?:\r\n?|\n)|[^\r\n]+$")
+
+
+def split_for_new_chunk(
+    source: str, text: str, max_blocks: int, index: BlockIndex | None = None
+) -> tuple[str, str] | None:
     """Where to start a new chunk when ``text`` arrives for a chunk holding ``source``.
 
     ``None`` while the chunk would hold at most ``max_blocks`` blocks, or when no finished block
     that may start a chunk begins inside ``text``. Otherwise ``(head, tail)`` with
-    ``head + tail == text``: ``head`` completes the chunk and ``tail`` starts the next one."""
+    ``head + tail == text``: ``head`` completes the chunk and ``tail`` starts the next one.
+    ``index``: the chunk's :class:`BlockIndex`, given every ``source`` so far."""
     combined = source + text
-    blocks = _top_level_blocks(combined)
+    blocks = index.blocks(combined) if index is not None else _top_level_blocks(combined)
     if len(blocks) <= max_blocks:
         return None
     first_new_line = source.count("\n") + (0 if not source or source.endswith("\n") else 1)
@@ -185,6 +215,7 @@ class MarkdownChunk(WidthArranged):
         # Text written before the Markdown finished its first render waits here: appending while
         # Markdown's initial update runs would render it twice.
         self._early: list[str] = [source] if live and source else []
+        self.block_index = BlockIndex()  # its blocks, for the answer's flushes (split_for_new_chunk)
         self._ready = asyncio.Event()
 
     def compose(self) -> ComposeResult:
