@@ -122,6 +122,10 @@ class Terminal:
         self.bytes_read = 0
         self.last_output_at = 0.0
         self.output_times: list[float] | None = None  # arrival time of every chunk, while recording
+        # while recording: at each chunk's arrival, how long the program's main thread has waited
+        # for a CPU so far (run queue, /proc/PID/task/PID/schedstat), None where it cannot be read
+        self.run_queue_waits: list[float | None] | None = None
+        self._schedstat: int | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> Terminal:
@@ -145,6 +149,11 @@ class Terminal:
         )
         os.close(slave)
         self._master = master
+        try:
+            pid = self._process.pid
+            self._schedstat = os.open(f"/proc/{pid}/task/{pid}/schedstat", os.O_RDONLY)
+        except OSError:
+            self._schedstat = None
         # the reader must get the GIL back soon after a chunk arrives, while the parser holds it
         sys.setswitchinterval(min(sys.getswitchinterval(), 0.0005))
         self._reader = threading.Thread(target=self._read_loop, name="pty-reader", daemon=True)
@@ -172,6 +181,8 @@ class Terminal:
                 self.last_output_at = now
                 if self.output_times is not None:
                     self.output_times.append(now)
+                    if self.run_queue_waits is not None:
+                        self.run_queue_waits.append(self._run_queue_wait())
             chunks.put((now, data))
 
     def _parse_loop(self) -> None:
@@ -227,6 +238,10 @@ class Terminal:
         for thread in (self._reader, self._parser):
             if thread is not None:
                 thread.join(5)
+        if self._schedstat is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._schedstat)
+            self._schedstat = None
         self._process = None
         return process.returncode
 
@@ -271,10 +286,21 @@ class Terminal:
         return waiter.seen_at
 
     def record_output_times(self) -> list[float]:
-        """From now on, note the arrival time of every chunk of output (into the list returned)."""
+        """From now on, note the arrival time of every chunk of output (into the list returned),
+        and with each the program's main thread's run-queue wait so far (``run_queue_waits``)."""
         with self._times_lock:
             self.output_times = []
+            self.run_queue_waits = []
             return self.output_times
+
+    def _run_queue_wait(self) -> float | None:
+        """Seconds the program's main thread has spent runnable but not running, so far."""
+        if self._schedstat is None:
+            return None
+        try:
+            return int(os.pread(self._schedstat, 128, 0).split()[1]) / 1e9
+        except (OSError, IndexError, ValueError):
+            return None
 
     def wait_quiet(self, quiet: float, timeout: float) -> bool:
         """Wait until no output arrived for ``quiet`` seconds."""

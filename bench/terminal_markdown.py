@@ -15,6 +15,10 @@ process of the machine). Each program runs in a pseudo-terminal read through pyt
   not yet been sent (a gap that began while the server itself paused is shortened by that pause:
   the server is another process on the same busy machine, and the program cannot show what it
   has not been sent);
+- **less its run-queue wait**: the stall again, each gap less the time the program's main thread
+  spent in it waiting for a CPU (``/proc/PID/task/PID/schedstat``, read as each chunk arrives):
+  an estimate of the figure on a quiet machine, on a shared one (what is left is the program's
+  own CPU time and its waits for timers and input; a slow server still counts);
 - **server**: the server's own longest pause between two events (paced every 0.5 ms): what the
   machine's load did to the source, for every program alike;
 - **long gaps**: how many gaps in the terminal's output were over the 50 ms goal, and the share of
@@ -110,6 +114,17 @@ def waiting_gap(stretches: list[tuple[float, float]], written: list[float]) -> f
     return longest
 
 
+def unqueued_stall(times: list[float], waits: list[float | None], start: float, end: float) -> float:
+    """The longest gap between two chunks of output from ``start`` to ``end``, less the time the
+    program's main thread spent in that gap waiting for a CPU (``waits``: its run-queue wait so
+    far at each chunk's arrival): what the gap would have been had a core been free whenever the
+    program wanted one, an estimate of the quiet machine's figure on a shared one."""
+    points = [(t, w) for t, w in zip(times, waits, strict=False) if start <= t <= end and w is not None]
+    return max(
+        ((b - a) - (wb - wa) for (a, wa), (b, wb) in zip(points, points[1:], strict=False)), default=0.0
+    )
+
+
 def watch_stream(term: Terminal, server: ModelServerProcess, timeout: float) -> dict[str, float]:
     """Once the prompt is sent: wait for the first words and the final line on screen (a program
     that has not shown it ``timeout`` s after the first words counts as settled at the timeout)."""
@@ -132,10 +147,12 @@ def watch_stream(term: Terminal, server: ModelServerProcess, timeout: float) -> 
     last_token = streams[-1]["ended"]
     written = list(streams[-1]["written"])
     stretches = gaps(list(times), first, shown)
+    waits = list(term.run_queue_waits or [])
     LAST_STREAM.update(pid=term.pid, stretches=stretches)
     return {
         "settle": shown - last_token,
         "stall": longest_gap(times, first, shown),
+        "unqueued": unqueued_stall(list(times), waits, first, shown),
         "waiting": waiting_gap(stretches, written),
         "server": max((b - a for a, b in zip(written, written[1:], strict=False)), default=0.0),
         "long_gaps": float(sum(1 for a, b in stretches if b - a > STALL_GOAL)),
@@ -188,7 +205,8 @@ def measure(
                 print(
                     f"run {run + 1}/{runs} {name:30} settled {figures['settle'] * 1000:7.1f} ms after the "
                     f"last token, longest stall {figures['stall'] * 1000:6.1f} ms (waiting "
-                    f"{figures['waiting'] * 1000:6.1f} ms; server's own pause {figures['server'] * 1000:5.1f} ms), "
+                    f"{figures['waiting'] * 1000:6.1f} ms; less its run-queue wait {figures['unqueued'] * 1000:6.1f} ms; "
+                    f"server's own pause {figures['server'] * 1000:5.1f} ms), "
                     f"{figures['long_gaps']:3.0f} gaps over {STALL_GOAL * 1000:.0f} ms "
                     f"({figures['frozen'] * 100:.0f}% of the time), "
                     f"CPU {figures['cpu'] * 1000:4.0f} ms/s (stream {figures['stream_seconds']:.1f} s)",
@@ -255,7 +273,11 @@ def main() -> int:
             f"  {'':32} stall   {stall * 1000:7.1f} ms (max {max(r['stall'] for r in runs) * 1000:7.1f}; "
             f"{ratio(stall, med(floor_runs, 'stall'))} the raw floor's), waiting {waiting * 1000:6.1f} ms "
             f"(max {max(r['waiting'] for r in runs) * 1000:6.1f}; {ratio(waiting, med(floor_runs, 'waiting'))} "
-            f"the raw floor's), {med(runs, 'long_gaps'):.0f} gaps over {STALL_GOAL * 1000:.0f} ms "
+            f"the raw floor's),\n"
+            f"  {'':32} less its main thread's run-queue wait {med(runs, 'unqueued') * 1000:6.1f} ms "
+            f"(max {max(r['unqueued'] for r in runs) * 1000:6.1f}; "
+            f"{ratio(med(runs, 'unqueued'), med(floor_runs, 'unqueued'))} the raw floor's), "
+            f"{med(runs, 'long_gaps'):.0f} gaps over {STALL_GOAL * 1000:.0f} ms "
             f"({med(runs, 'frozen') * 100:.0f}% of the time), "
             f"server's own pause {med(runs, 'server') * 1000:.1f} ms\n"
             f"  {'':32} CPU {med(runs, 'cpu') * 1000:5.0f} ms per second of the stream "
