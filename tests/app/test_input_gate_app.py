@@ -166,3 +166,28 @@ async def test_a_key_s_frame_is_drawn_as_the_key_is_handled_not_by_the_update_ti
             assert drawn[-1] == typed
         stalled[0] = False
         resume()
+
+
+async def test_the_main_screen_draws_no_frame_while_a_key_read_has_not_reached_the_app(
+    app: TurnstoneApp, long_holds: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A frame drawn between the terminal's input thread reading a key and the app taking it
+    (the panes' output, a spinner) held the key back by the frame's length: the main screen puts
+    its frames off meanwhile (the key's own frame is drawn as it is handled)."""
+    async with app.run_test(size=SIZE) as pilot:
+        await start(pilot)
+        drawn: list[str] = []  # the prompt's text at each frame drawn
+        display = app._display
+
+        def record_display(screen, renderable) -> None:  # type: ignore[no-untyped-def]
+            display(screen, renderable)
+            if renderable is not None:
+                drawn.append(app.prompt.text)
+
+        monkeypatch.setattr(app, "_display", record_display)
+        GATE.key_read()  # read by the input thread, not handed to the app yet
+        app.prompt.load_text("output arrived meanwhile")  # something to draw
+        await asyncio.sleep(0.5)  # thirty update ticks
+        assert "output arrived meanwhile" not in drawn
+        GATE.dispatched(time.monotonic())  # the app took it
+        await wait_until(pilot, lambda: "output arrived meanwhile" in drawn, 30, "the frame")

@@ -99,3 +99,19 @@ async def test_an_open_gate_does_not_wait() -> None:
     gate.key_read()
     gate.shown(input_gate.time.monotonic())
     await asyncio.wait_for(gate.wait_open(), 30)
+
+
+def test_a_key_is_undispatched_until_the_app_takes_it_and_for_max_hold_at_most() -> None:
+    clock = Clock()
+    gate = InputGate(clock)
+    assert not gate.undispatched
+    gate.key_read()
+    assert gate.undispatched
+    clock.now += 0.001
+    gate.dispatched(clock.now)
+    assert not gate.undispatched and gate.held  # taken, not yet on the screen
+    clock.now += 0.001
+    gate.key_read()
+    assert gate.undispatched
+    clock.now += input_gate.MAX_HOLD + 0.001
+    assert not gate.undispatched  # never taken: the screen draws again after MAX_HOLD

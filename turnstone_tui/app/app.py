@@ -23,6 +23,7 @@ from textual.reactive import var
 from textual.timer import Timer
 
 from ..config import ConfigError
+from ..core.input_gate import GATE
 from ..core.outcomes import cancelled_result
 from ..core.resources import styles_dir
 from ..core.types import SessionState
@@ -190,6 +191,7 @@ class TurnstoneApp(App[None]):
             if panes is not None:
                 panes.yield_to_input()
         dispatched = time.monotonic()
+        GATE.dispatched(dispatched)
         await super().on_event(event)
         # The input thread held output back when it read the key (app/input_driver.py): open the
         # gate once a frame that shows the key has been drawn.

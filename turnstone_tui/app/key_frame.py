@@ -41,7 +41,7 @@ def _draw_key_frame(target: Widget | Screen[Any], screen: Screen[Any], dispatche
         and not (target._repaint_required or target._layout_required)
         and _has_updates(screen)
     ):
-        screen._on_timer_update()
+        Screen._on_timer_update(screen)  # (Textual's: not MainScreen's, which waits for keys)
         GATE.shown(dispatched)  # that frame showed the key
     else:
         screen.call_after_refresh(GATE.shown, dispatched)

@@ -13,6 +13,7 @@ from textual.screen import UPDATE_PERIOD, Screen
 from textual.timer import Timer
 from textual.widget import Widget
 
+from ..core.input_gate import GATE
 from ..core.resources import styles_dir
 from ..widgets.chat_view import ChatView, NewOutputMarker
 from ..widgets.footer import Footer
@@ -86,6 +87,15 @@ class MainScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self.post_message(self.Ready())
+
+    def _on_timer_update(self) -> None:
+        # A key the terminal sent has not reached the app yet: a frame now (the panes' output,
+        # a spinner) would hold the key back by its length. The update timer stays active and
+        # comes back next tick; the key's own frame is drawn as soon as it is handled
+        # (app/key_frame.py). The gate bounds this to MAX_HOLD after the key.
+        if GATE.undispatched:
+            return
+        super()._on_timer_update()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "scroll_chat" and parameters == ("end",) and self.focused is self.prompt:

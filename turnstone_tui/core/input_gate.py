@@ -36,12 +36,25 @@ class InputGate:
         self._clock = clock
         self._last_key = 0.0  # when the newest key was read (input thread)
         self._shown_upto = 0.0  # keys read up to this time are on the screen (event loop)
+        self._dispatched_upto = 0.0  # keys read up to this time reached the app (event loop)
         self._held_since = 0.0  # when a waiter first found the gate held, in this run of holds
         self._waiters: list[asyncio.Future[None]] = []
 
     def key_read(self, at: float | None = None) -> None:
         """A key was read from the terminal (any thread): hold bulk work back until it is shown."""
         self._last_key = self._clock() if at is None else at
+
+    def dispatched(self, upto: float) -> None:
+        """Every key read up to ``upto`` has reached the app's handler (event loop)."""
+        if upto > self._dispatched_upto:
+            self._dispatched_upto = upto
+
+    @property
+    def undispatched(self) -> bool:
+        """A key was read and the app has not taken it yet (``MAX_HOLD`` at most): the screen
+        puts its next frame off meanwhile (``MainScreen``), so the loop gets to the key first."""
+        last = self._last_key
+        return last > self._dispatched_upto and self._clock() - last < MAX_HOLD
 
     def shown(self, upto: float) -> None:
         """Every key read up to ``upto`` (a time from the same clock) is on the screen: open the
