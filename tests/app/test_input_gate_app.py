@@ -55,6 +55,20 @@ def test_the_app_runs_on_the_gated_driver_of_its_platform(app: TurnstoneApp) -> 
     assert app.driver_class.__name__.startswith("InputGated")
 
 
+def record_prompt_frames(app: TurnstoneApp, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The prompt's text at each frame the app draws from now on."""
+    drawn: list[str] = []
+    display = app._display
+
+    def record_display(screen, renderable) -> None:  # type: ignore[no-untyped-def]
+        display(screen, renderable)
+        if renderable is not None:
+            drawn.append(app.prompt.text)
+
+    monkeypatch.setattr(app, "_display", record_display)
+    return drawn
+
+
 async def test_keys_typed_during_a_flood_open_the_gate_once_their_frame_is_drawn(
     app: TurnstoneApp, model_server: ScriptedModelServer, long_holds: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -64,15 +78,7 @@ async def test_keys_typed_during_a_flood_open_the_gate_once_their_frame_is_drawn
         streamed = await start_four_floods(pilot, model_server)
         app.prompt.focus()
         await pilot.pause()
-        drawn: list[str] = []  # the prompt's text at each frame drawn
-        display = app._display
-
-        def record_display(screen, renderable) -> None:  # type: ignore[no-untyped-def]
-            display(screen, renderable)
-            if renderable is not None:
-                drawn.append(app.prompt.text)
-
-        monkeypatch.setattr(app, "_display", record_display)
+        drawn = record_prompt_frames(app, monkeypatch)  # the prompt's text at each frame drawn
         opened_after: list[str | None] = []  # the last frame's prompt text when the gate opened
 
         def shown(upto: float) -> None:
@@ -129,15 +135,7 @@ async def test_a_key_s_frame_is_drawn_as_the_key_is_handled_not_by_the_update_ti
         await start(pilot)
         app.prompt.focus()
         await pilot.pause()
-        drawn: list[str] = []  # the prompt's text at each frame drawn
-        display = app._display
-
-        def record_display(screen, renderable) -> None:  # type: ignore[no-untyped-def]
-            display(screen, renderable)
-            if renderable is not None:
-                drawn.append(app.prompt.text)
-
-        monkeypatch.setattr(app, "_display", record_display)
+        drawn = record_prompt_frames(app, monkeypatch)  # the prompt's text at each frame drawn
         timer = app.screen._update_timer
         resume, stalled = timer.resume, [True]
         timer.pause()
@@ -176,15 +174,7 @@ async def test_the_main_screen_draws_no_frame_while_a_key_read_has_not_reached_t
     its frames off meanwhile (the key's own frame is drawn as it is handled)."""
     async with app.run_test(size=SIZE) as pilot:
         await start(pilot)
-        drawn: list[str] = []  # the prompt's text at each frame drawn
-        display = app._display
-
-        def record_display(screen, renderable) -> None:  # type: ignore[no-untyped-def]
-            display(screen, renderable)
-            if renderable is not None:
-                drawn.append(app.prompt.text)
-
-        monkeypatch.setattr(app, "_display", record_display)
+        drawn = record_prompt_frames(app, monkeypatch)  # the prompt's text at each frame drawn
         GATE.key_read()  # read by the input thread, not handed to the app yet
         app.prompt.load_text("output arrived meanwhile")  # something to draw
         await asyncio.sleep(0.5)  # thirty update ticks
