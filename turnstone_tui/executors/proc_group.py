@@ -30,6 +30,7 @@ from ..core.input_gate import GATE
 from ..core.truncate import HeadTailBuffer
 from ..sandbox.lifetime import child_marker, ensure_guardian_async, kill_marked
 from ..sandbox.seccomp import without_launcher
+from . import child_watch
 
 READ_CHUNK = 65536
 LINE_CAP = 65536  # characters of one output line that are kept; the rest of the line is counted, not held
@@ -271,6 +272,7 @@ async def run_process(
         if "\x00" in text:
             raise OSError(errno.EINVAL, "an argument, the directory or the environment contains a NUL byte")
     await ensure_guardian_async()
+    child_watch.install()  # (its end seen through a pidfd, not a thread started per command)
     marker = child_marker()
     # A sandboxed command: bwrap itself, given its seccomp filter on a descriptor, not the shell
     # launcher in front of it (see sandbox.seccomp.without_launcher).
