@@ -306,3 +306,43 @@ async def test_the_app_warms_the_markdown_in_a_worker_thread_after_start_up(
         await start(pilot)
         await wait_until(pilot, lambda: on_main_thread, 30, "the Markdown warm-up")
         assert on_main_thread == [False]
+
+
+CELL_TABLE_LOADED = textwrap.dedent(
+    """
+    import sys
+    if any(name.startswith("rich._unicode_data.unicode") for name in sys.modules):
+        import json as cell_table_loaded  # (a marker under a name loaded_after can look for)
+        sys.modules["cell_table_loaded"] = cell_table_loaded
+    """
+)
+
+
+def test_warming_the_tool_cards_loads_what_the_first_batch_needs(tmp_path: Path) -> None:
+    """What the app loads in the same worker thread for the first tool batch: the panes' grid and
+    rich's table of character widths (imported when the first finished card's "✓" is measured, on
+    the event loop between the batch's last result and the model's answer: ~11 ms)."""
+    names = ["turnstone_tui.widgets.pane_grid", "cell_table_loaded"]
+    before = loaded_after("import turnstone_tui.widgets.tool_card\n" + CELL_TABLE_LOADED, tmp_path, names)
+    assert not any(before.values()), before
+    after = loaded_after(
+        "from turnstone_tui.widgets.tool_card import warm\nwarm()\n" + CELL_TABLE_LOADED, tmp_path, names
+    )
+    assert all(after.values()), after
+
+
+async def test_the_app_warms_the_tool_cards_in_a_worker_thread_after_start_up(
+    app: TurnstoneApp, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from turnstone_tui.widgets import tool_card
+
+    on_main_thread: list[bool] = []
+    monkeypatch.setattr(
+        tool_card,
+        "warm",
+        lambda: on_main_thread.append(threading.current_thread() is threading.main_thread()),
+    )
+    async with app.run_test(size=(100, 30)) as pilot:
+        await start(pilot)
+        await wait_until(pilot, lambda: on_main_thread, 30, "the tool cards' warm-up")
+        assert on_main_thread == [False]

@@ -536,7 +536,10 @@ class TurnstoneApp(App[None]):
             try:
                 with IMPORT_LOCK:  # (never beside the SDK's import: see IMPORT_LOCK)
                     warm_markdown()
-            except Exception:  # the first answer then loads it itself, as it did
+                    from ..widgets import tool_card
+
+                    tool_card.warm()  # (the first tool batch's cards and panes)
+            except Exception:  # the first answer (or batch) then loads it itself, as it did
                 log.exception("could not load the Markdown machinery in the background")
 
         asyncio.get_running_loop().run_in_executor(None, warm)

@@ -326,6 +326,18 @@ class ToolCard(Vertical, can_focus=True):
                 self.refresh_bindings()
 
 
+def warm() -> None:
+    """Load what a session's first tool batch needs beyond this module (for a worker thread once
+    the app has started): the panes' grid, and rich's table of character widths, which rich
+    imports (~11 ms) the first time it measures a character outside its fast ranges: the "✓" of
+    the first finished card, on the event loop between the batch's last result and the answer."""
+    from rich.cells import cell_len
+
+    from . import pane_grid  # noqa: F401 (the import is the point)
+
+    cell_len("".join(_ICONS.values()))
+
+
 def first_lines(lines: list[str], limit: int) -> list[str]:
     """The first ``limit`` non-blank lines, without escape sequences."""
     shown: list[str] = []
