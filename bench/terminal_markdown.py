@@ -37,7 +37,7 @@ Goals: settled < 100 ms after the last token; no stall over 50 ms. The stall ver
 the stall as the terminal saw it and for the waiting figure; the raw floor's figures of the same
 run say how much of either the machine alone accounts for.
 
-``--compare PATH`` adds another ``turnstone-tui`` console script (e.g. a fresh install of the
+``--compare PATH`` (repeatable) adds another ``turnstone-tui`` console script (e.g. a fresh install of the
 commit before a change) to the rotation: an A/B measured in the same run, under the same load.
 
 ``--trace`` loads a tracer into every ``turnstone-tui`` measured (``bench/gap_trace.py``) and prints,
@@ -227,7 +227,9 @@ def main() -> int:
     parser.add_argument(
         "--compare",
         metavar="PATH",
-        help="another turnstone-tui console script to measure in the same rotation (an A/B)",
+        action="append",
+        default=[],
+        help="another turnstone-tui console script to measure in the same rotation (an A/B; may be repeated)",
     )
     parser.add_argument(
         "--no-textual-floor",
@@ -245,8 +247,9 @@ def main() -> int:
         TRACE_DIR = Path(tempfile.mkdtemp(prefix="turnstone-gap-trace-"))
         gap_trace.enable(TRACE_DIR)
         print(f"tracing the app into {TRACE_DIR}", flush=True)
-    if args.compare:
-        PROGRAMS[COMPARED] = lambda tmp, text: run_app(tmp, text, args.compare)
+    for index, script in enumerate(args.compare):
+        name = COMPARED if index == 0 else f"{COMPARED[:-1]} {index + 1})"
+        PROGRAMS[name] = lambda tmp, text, script=script: run_app(tmp, text, script)
     names = [name for name in PROGRAMS if not (args.no_textual_floor and name.startswith("Textual"))]
     results = measure(args.runs, args.tokens, args.busy, names)
     print()
