@@ -9,7 +9,8 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.markup import escape
 from textual.message import Message
-from textual.screen import Screen
+from textual.screen import UPDATE_PERIOD, Screen
+from textual.timer import Timer
 from textual.widget import Widget
 
 from ..core.input_gate import GATE
@@ -19,6 +20,7 @@ from ..widgets.footer import Footer
 from ..widgets.prompt_input import PromptArea, PromptCompleter, PromptInput
 from ..widgets.status_bar import StatusBar
 from .compositor import LayoutCompositor
+from .frame_timer import FrameTimer
 
 if TYPE_CHECKING:
     from ..core.provider import Provider
@@ -57,6 +59,20 @@ class MainScreen(Screen[None]):
         self._max_chat_widgets = max_chat_widgets
         self._max_pane_lines = max_pane_lines
         self._found: dict[str, Widget] = {}
+
+    @property
+    def _update_timer(self) -> Timer:
+        """The screen's frame clock (Textual's, made as Textual makes it), a :class:`FrameTimer`:
+        after a frame a little longer than a period the next one waits for the next boundary."""
+        timer: Timer | None = self._Screen__update_timer  # type: ignore[attr-defined]
+        if timer is None:
+            timer = FrameTimer(
+                self, UPDATE_PERIOD, name="screen_update", callback=self._on_timer_update, pause=True
+            )
+            timer._start()
+            self._timers.add(timer)
+            self._Screen__update_timer = timer
+        return timer
 
     class Ready(Message):
         """The layout is mounted (posted once; the app starts the session on it)."""
