@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -235,6 +235,7 @@ class ToolPipeline:
                 await asyncio.to_thread(self.policy.store.refresh)
             verdicts = self._judge(items)
             asked = [i for i in items if (v := verdicts.get(i.call_id)) is not None and v.effect == "ask"]
+            self._start_standbys(asked)
             decision = await self._approve(asked)
             asked_ids = {item.call_id for item in asked}
             runnable: list[PreparedItem] = []
@@ -256,6 +257,8 @@ class ToolPipeline:
                     self._deliver(item, denied_result(item.func_name, decision.feedback), results)
                 else:
                     runnable.append(item)
+            running = {item.call_id for item in runnable}
+            _close_standbys(item for item in items if item.call_id not in running)  # (before any runs)
             if runnable:
                 ui.on_state(SessionState.RUNNING)
                 await self._execute_all(runnable, decision, results, asked_ids)
@@ -270,7 +273,20 @@ class ToolPipeline:
                 if item.call_id not in results:
                     failed = ToolResult(f"{item.func_name}: not run: {type(exc).__name__}: {exc}", True)
                     self._deliver(item, failed, results)
+        finally:
+            _close_standbys(items)  # (those that ran are no longer waiting: a no-op for them)
         return [ToolOutcome(item, results[item.call_id]) for item in items]
+
+    def _start_standbys(self, asked: list[PreparedItem]) -> None:
+        """The processes of the calls the user is asked about start while the question is on the
+        screen (as many as may run at once), each running nothing of its call until that call
+        runs (see core.types.Standby)."""
+        standbys = [item.standby for item in asked if item.standby is not None and item.error is None]
+        for standby in standbys[: self.max_parallel]:
+            try:
+                standby.start()
+            except Exception:  # the call then starts its process when it runs, as without one
+                log.exception("could not start a call's process ahead")
 
     def _judge(self, items: list[PreparedItem]) -> dict[str, Verdict]:
         """Each runnable call's verdict, decided once, before any answer changes the policy."""
@@ -434,3 +450,12 @@ class ToolPipeline:
             self.ctx.ui.on_tool_result(item.call_id, item.func_name, result)
         except Exception:  # the result stands even if a front end fails to show it
             log.exception("the front end failed to show the result of %s", item.call_id)
+
+
+def _close_standbys(items: Iterable[PreparedItem]) -> None:
+    for item in items:
+        if item.standby is not None:
+            try:
+                item.standby.close()
+            except Exception:
+                log.exception("could not close the process started ahead for %s", item.call_id)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 PLAN_REVIEW_KIND = "plan_review"
 """The ``kind`` of the stored [plan review] message (kept out of the prompt history)."""
@@ -100,6 +100,18 @@ class ExecContext:
 
 ExecuteFn = Callable[[ExecContext], Awaitable[ToolResult]]
 
+
+class Standby(Protocol):
+    """A call's process started ahead, while the user reads the approval, that runs nothing of the
+    call until the call's ``execute`` tells it to (bash: the sandbox, waiting for a word on a pipe).
+    The pipeline starts it for a call it asks about and closes it when the call will not run (and
+    every one once the batch is over; closing one that ran is a no-op)."""
+
+    def start(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
 PreviewKind = Literal["text", "bash", "diff", "json", "markdown"]
 
 
@@ -159,6 +171,8 @@ class PreparedItem:
     # The same call run outside the sandbox: offered to the user (never run unasked) when the sandboxed
     # run failed because of the sandbox (its result's ``sandbox_denial``). None: nothing to offer.
     unsandboxed: ExecuteFn | None = None
+    # Its process started ahead while the user is asked (see Standby); None: started when it runs.
+    standby: Standby | None = None
 
     def __post_init__(self) -> None:
         if not self.approval_label:

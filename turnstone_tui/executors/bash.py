@@ -28,7 +28,7 @@ from ..sandbox import plan
 from ..sandbox.lifetime import start_guardian_soon
 from .bash_guard import MAX_COMMAND_CHARS, check_command
 from .bash_parts import command_parts
-from .proc_group import EmittingSink, RunOutcome, run_process
+from .proc_group import EmittingSink, RunOutcome, Standby, run_process
 
 MIN_TIMEOUT = 1
 MAX_TIMEOUT = 600
@@ -133,6 +133,8 @@ async def prepare_bash(ctx: ToolContext, call_id: str, args: dict[str, Any]) -> 
     policy = sandbox_policy(ctx.config)
     run_plan = await asyncio.to_thread(plan, policy, ["bash", "-c", script], cwd=cwd)
     env = scrubbed_env(passthrough=ctx.config.env.passthrough)
+    # (its sandbox may start while the user is asked: it runs the command only once told to)
+    standby = Standby(run_plan.argv, cwd=cwd, env=env) if run_plan.sandboxed else None
 
     async def execute(exec_ctx: ExecContext) -> ToolResult:
         return await run_bash(
@@ -144,6 +146,7 @@ async def prepare_bash(ctx: ToolContext, call_id: str, args: dict[str, Any]) -> 
             argv=run_plan.argv,
             env=env,
             sandboxed=run_plan.sandboxed,
+            standby=standby,
         )
 
     async def unsandboxed(exec_ctx: ExecContext) -> ToolResult:
@@ -164,6 +167,7 @@ async def prepare_bash(ctx: ToolContext, call_id: str, args: dict[str, Any]) -> 
         sandboxed=run_plan.sandboxed,
         sandbox_note=run_plan.note,
         unsandboxed=unsandboxed if run_plan.sandboxed else None,
+        standby=standby,
     )
 
 
@@ -177,6 +181,7 @@ async def run_bash(
     argv: list[str] | None = None,
     env: dict[str, str] | None = None,
     sandboxed: bool = False,
+    standby: Standby | None = None,
 ) -> ToolResult:
     """Run a bash script as the tool does: streaming, bounded, group-killed on timeout/cancel.
 
@@ -211,6 +216,7 @@ async def run_bash(
             time_limit=time_limit,
             stdout_sink=EmittingSink(emit_stdout, buffer),
             stderr_sink=EmittingSink(emit_stderr, buffer, prefix=STDERR_PREFIX),
+            standby=standby,
         )
     except OSError as exc:
         return ToolResult(f"bash: could not start the shell in {cwd}: {exc.strerror or exc}", is_error=True)

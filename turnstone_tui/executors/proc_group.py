@@ -18,6 +18,7 @@ import asyncio
 import codecs
 import contextlib
 import errno
+import logging
 import os
 import signal
 import time
@@ -31,6 +32,8 @@ from ..core.truncate import HeadTailBuffer
 from ..sandbox.lifetime import child_marker, ensure_guardian_async, kill_marked
 from ..sandbox.seccomp import without_launcher
 from . import child_watch
+
+log = logging.getLogger(__name__)
 
 READ_CHUNK = 65536
 LINE_CAP = 65536  # characters of one output line that are kept; the rest of the line is counted, not held
@@ -262,8 +265,11 @@ async def run_process(
     stdin_data: bytes | None = None,
     pipe_grace: float = PIPE_GRACE,
     term_grace: float = TERM_GRACE,
+    standby: Standby | None = None,
 ) -> RunOutcome:
     """Run ``argv`` in a new session; after ``time_limit`` seconds or cancellation kill the whole process group.
+
+    ``standby``: the same ``argv`` started ahead (:class:`Standby`); told to go on if it waits.
 
     Raises OSError if the program cannot be started (callers turn it into a ToolResult).
     CancelledError is re-raised after the group was terminated.
@@ -271,26 +277,30 @@ async def run_process(
     for text in (*argv, str(cwd), *env.keys(), *env.values()):
         if "\x00" in text:
             raise OSError(errno.EINVAL, "an argument, the directory or the environment contains a NUL byte")
-    await ensure_guardian_async()
-    child_watch.install()  # (its end seen through a pidfd, not a thread started per command)
-    marker = child_marker()
-    # A sandboxed command: bwrap itself, given its seccomp filter on a descriptor, not the shell
-    # launcher in front of it (see sandbox.seccomp.without_launcher).
-    direct = without_launcher(argv)
-    try:
-        proc = await asyncio.create_subprocess_exec(
-            *(argv if direct is None else direct[0]),
-            stdin=asyncio.subprocess.PIPE if stdin_data is not None else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=str(cwd),
-            env={**env, **marker},
-            start_new_session=True,
-            pass_fds=() if direct is None else (direct[1],),
-        )
-    finally:
-        if direct is not None:
-            os.close(direct[1])
+    waiting = await standby.take() if standby is not None and stdin_data is None else None
+    if waiting is not None:  # its sandbox started while the user was asked: told to run it now
+        proc, marker = waiting
+    else:
+        await ensure_guardian_async()
+        child_watch.install()  # (its end seen through a pidfd, not a thread started per command)
+        marker = child_marker()
+        # A sandboxed command: bwrap itself, given its seccomp filter on a descriptor, not the shell
+        # launcher in front of it (see sandbox.seccomp.without_launcher).
+        direct = without_launcher(argv)
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *(argv if direct is None else direct[0]),
+                stdin=asyncio.subprocess.PIPE if stdin_data is not None else asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=str(cwd),
+                env={**env, **marker},
+                start_new_session=True,
+                pass_fds=() if direct is None else (direct[1],),
+            )
+        finally:
+            if direct is not None:
+                os.close(direct[1])
     outcome = RunOutcome(returncode=None, pid=proc.pid)
     readers = asyncio.gather(_pump(proc.stdout, stdout_sink), _pump(proc.stderr, stderr_sink))
     feeder: asyncio.Task[None] | None = None
@@ -318,6 +328,155 @@ async def run_process(
             feeder.cancel()
     outcome.returncode = proc.returncode
     return outcome
+
+
+STANDBY_WAITER = (
+    "/bin/sh",
+    "-c",
+    'read -r go && [ "$go" = go ] && exec "$@" </dev/null',
+    "turnstone-standby",
+)
+"""What a standby sandbox runs until it is told to go: a shell that reads one line from its stdin (a
+pipe from the agent) and execs the command only if that line is ``go``. End of file (the agent
+closed the pipe, or died) or anything else ends it without running the command."""
+
+
+def standby_argv(argv: Sequence[str]) -> tuple[list[str], tuple[int, ...]] | None:
+    """For a sandboxed argv (bwrap's, with or without the seccomp launcher in front): bwrap's argv
+    with :data:`STANDBY_WAITER` between bwrap's ``--`` and the command, and the descriptors to pass
+    (the filter's, see ``sandbox.seccomp.without_launcher``; the caller closes them once the
+    child started). None for any other argv (nothing to start ahead)."""
+    direct = without_launcher(argv)
+    if direct is not None:
+        rest, fds = direct[0], (direct[1],)
+    elif argv and os.path.basename(argv[0]) == "bwrap":
+        rest, fds = list(argv), ()
+    else:
+        return None
+    if "--" not in rest:
+        for fd in fds:
+            os.close(fd)
+        return None
+    end = rest.index("--")
+    return [*rest[: end + 1], *STANDBY_WAITER, *rest[end + 1 :]], fds
+
+
+class Standby:
+    """A sandboxed command's sandbox started ahead, while the user reads the approval, running
+    nothing of the command until :meth:`take` tells it to (issue 13 row 7: bubblewrap's namespaces
+    and mounts took 15-30 ms for four commands started together, after the user said yes).
+
+    The sandbox runs :data:`STANDBY_WAITER`, which execs the command only after reading ``go``
+    from its stdin, a pipe only the agent writes to, and only :meth:`take` writes it, called by
+    the call's execute, i.e. after the approval. A call that will not run is closed (:meth:`close`):
+    its process group is killed while it still waits. Fail closed: if the agent dies the pipe reaches
+    end of file and the waiter exits without running anything (the guardian kills the marked
+    process too). Same argv, environment, directory and session as a command started the usual
+    way; its stdin is /dev/null once it runs, as for the usual way."""
+
+    def __init__(self, argv: Sequence[str], *, cwd: Path | str, env: dict[str, str]) -> None:
+        self._argv = list(argv)
+        self._cwd = str(cwd)
+        self._env = env
+        self._task: asyncio.Task[tuple[asyncio.subprocess.Process, dict[str, str]] | None] | None = None
+        self._closed = False
+        self._taken = False
+
+    def start(self) -> None:
+        """Start the sandbox in the background (no-op if started or closed)."""
+        if self._task is None and not self._closed:
+            self._task = asyncio.ensure_future(self._spawn())
+
+    async def _spawn(self) -> tuple[asyncio.subprocess.Process, dict[str, str]] | None:
+        try:
+            await ensure_guardian_async()
+            child_watch.install()
+            planned = standby_argv(self._argv)
+            if planned is None:
+                return None
+            argv, fds = planned
+            marker = child_marker()
+            try:
+                proc = await asyncio.create_subprocess_exec(
+                    *argv,
+                    stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE,
+                    cwd=self._cwd,
+                    env={**self._env, **marker},
+                    start_new_session=True,
+                    pass_fds=fds,
+                )
+            finally:
+                for fd in fds:
+                    os.close(fd)
+        except Exception:  # the command then starts the usual way when it runs
+            log.warning("could not start a sandbox ahead", exc_info=True)
+            return None
+        if self._closed:  # closed while it started: it never runs
+            _discard(proc)
+            return None
+        return proc, marker
+
+    async def take(self) -> tuple[asyncio.subprocess.Process, dict[str, str]] | None:
+        """The waiting process and its marker, told to run its command now; None when there is
+        none (not started, closed, taken, or it ended): start the command the usual way."""
+        if self._task is None or self._taken or self._closed:
+            return None
+        self._taken = True
+        try:
+            started = await self._task
+        except BaseException:  # (cancelled while it started: it must not stay waiting)
+            if self._task.done() and not self._task.cancelled() and self._task.exception() is None:
+                waiting = self._task.result()
+                if waiting is not None:
+                    _discard(waiting[0])
+            raise
+        if started is None:
+            return None
+        proc = started[0]
+        if proc.returncode is not None or proc.stdin is None:
+            _discard(proc)
+            return None
+        try:
+            proc.stdin.write(b"go\n")
+            proc.stdin.close()
+        except (BrokenPipeError, ConnectionResetError):  # it ended meanwhile: start it anew
+            _discard(proc)
+            return None
+        return started
+
+    def close(self) -> None:
+        """The command will not run (or ran): a sandbox still waiting is killed."""
+        if self._closed:
+            return
+        self._closed = True
+        task = self._task
+        if self._taken or task is None or not task.done():
+            return  # (taken: the run owns it; still starting: _spawn sees closed and kills it)
+        if not task.cancelled() and task.exception() is None:
+            started = task.result()
+            if started is not None:
+                _discard(started[0])
+
+
+def _discard(proc: asyncio.subprocess.Process) -> None:
+    """Kill a standby that never ran its command (its whole group); our ends of its pipes are
+    closed once it has ended (closed before, asyncio would reap it itself, beside the watcher)."""
+    kill_group(proc.pid, signal.SIGKILL)
+    _REAPING.add(asyncio.ensure_future(_close_when_ended(proc)))
+
+
+_REAPING: set[asyncio.Future[None]] = set()
+
+
+async def _close_when_ended(proc: asyncio.subprocess.Process) -> None:
+    try:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(proc.wait(), PIPE_GRACE)
+    finally:
+        _close_pipes(proc)
+        _REAPING.discard(asyncio.current_task())  # type: ignore[arg-type]
 
 
 async def _exited(proc: asyncio.subprocess.Process, readers: asyncio.Future[Any] | None = None) -> None:
