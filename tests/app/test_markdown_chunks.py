@@ -569,6 +569,7 @@ _PIECES = st.sampled_from(
         "---\n",
         "===\n",
         "- item\n",
+        "-",
         "1. one\n",
         "  indented\n",
         "    code\n",
@@ -604,6 +605,20 @@ def test_a_block_index_fed_a_growing_source_finds_the_blocks_a_whole_parse_finds
     cuts = sorted(set(data.draw(st.lists(st.integers(0, len(source)), max_size=8))))
     for end in [*cuts, len(source)]:
         assert index.blocks(source[:end]) == _top_level_blocks(source[:end])
+
+
+def test_a_block_index_sees_the_last_block_join_the_one_before() -> None:
+    """Text appended to the last block can make it part of the block before (found by the
+    property above: an index that parsed again only from the last block kept a block that a
+    whole parse no longer finds, so a chunk could be cut inside a table). Here "-" after a table
+    is a list of its own until it reads "--|--", a row of the table."""
+    source, first_cut = "a | b\na | b\n--|--\n--|--\n", 19
+    index = BlockIndex()
+    before = index.blocks(source[:first_cut])
+    assert before == _top_level_blocks(source[:first_cut])
+    after = index.blocks(source)
+    assert after == _top_level_blocks(source)
+    assert len(after) < len(before)
 
 
 def test_the_flushes_of_a_long_answer_start_the_same_chunks_with_the_index() -> None:

@@ -87,22 +87,25 @@ def split_markdown(source: str, blocks_per_chunk: int = BLOCKS_PER_CHUNK) -> lis
 
 class BlockIndex:
     """The top-level blocks of a source that only grows (a streaming chunk's), each call parsing
-    only from the start of the last block on, as Textual's ``Markdown.append`` re-parses: the
-    blocks before it are final (text appended later can only extend or retype the last one). A
-    flush of a streaming answer parsed its whole chunk to decide where the next chunk starts,
-    ~0.5-1 ms every 20 ms."""
+    only from the start of the last two blocks on. Text appended later extends or retypes the
+    last block, or joins it to the one before: a paragraph "-" after a table becomes the table's
+    row once it reads "--|--". The blocks before those two are final. A flush of a streaming
+    answer parsed its whole chunk to decide where the next chunk starts, ~0.5-1 ms every 20 ms."""
+
+    REPARSED = 2  # the blocks parsed again at every call
 
     def __init__(self) -> None:
-        self._final: list[tuple[int, bool]] = []  # the blocks before the last one
-        self._from_line = 0  # where the last block starts
+        self._final: list[tuple[int, bool]] = []  # the blocks before the last REPARSED
+        self._from_line = 0  # where the first of the last REPARSED blocks starts
 
     def blocks(self, source: str) -> list[tuple[int, bool]]:
         """``_top_level_blocks(source)``; ``source`` extends the one given last time."""
         tail = "".join(_LINE.findall(source)[self._from_line :])
         parsed = [(line + self._from_line, cuttable) for line, cuttable in _top_level_blocks(tail)]
         blocks = self._final + parsed
-        if parsed:
-            self._final, self._from_line = blocks[:-1], blocks[-1][0]
+        if len(blocks) > self.REPARSED:
+            self._final = blocks[: -self.REPARSED]
+            self._from_line = blocks[-self.REPARSED][0]
         return blocks
 
 
