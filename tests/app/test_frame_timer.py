@@ -74,6 +74,51 @@ async def test_the_timer_after_a_long_tick(
     assert ticks[:3] == pytest.approx(expected)
 
 
+async def test_a_tick_that_drew_nothing_ticks_again_when_resumed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tick 1 (at 1.0) finds a batch update open: the screen pauses the clock and calls retick();
+    resumed at 1.3 (the batch closed), the clock ticks at once, then on its grid (2.0). Textual's
+    timer, and this one without retick(), tick at 2.0 and 3.0."""
+    clock = FakeClock()
+    monkeypatch.setattr(frame_timer, "_time", clock)
+    monkeypatch.setattr(frame_timer, "sleep", clock.sleep)
+    ticks: list[float] = []
+    timer: FrameTimer
+
+    def resume_at(when: float) -> None:
+        clock.now = max(clock.now, when)
+        timer.resume()
+
+    def tick() -> None:
+        ticks.append(clock.now)
+        if len(ticks) == 1:
+            timer.pause()  # (as Screen._on_timer_update does)
+            timer.retick()
+            asyncio.get_running_loop().call_soon(resume_at, 1.3)
+
+    app = App[None]()
+    async with app.run_test() as pilot:
+        timer = FrameTimer(app, 1.0, callback=tick)
+        timer._start()
+        await wait_until(pilot, lambda: len(ticks) >= 3, 30)
+        timer.stop()
+    assert ticks[:3] == pytest.approx([1.0, 1.3, 2.0])
+
+
+async def test_a_frame_held_by_a_batch_update_asks_for_a_retick(app: TurnstoneApp) -> None:
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        timer = app.main._update_timer
+        assert isinstance(timer, FrameTimer)
+        asked: list[bool] = []
+        timer.retick = lambda: asked.append(True)  # type: ignore[method-assign]
+        with app.batch_update():
+            app.main.query_one("#status-bar").refresh(layout=True)
+            app.main._on_timer_update()  # a tick inside the batch: nothing drawn
+        assert asked == [True]
+        app.main._on_timer_update()  # outside a batch: no retick
+        assert asked == [True]
+
+
 async def test_the_main_screen_draws_its_frames_from_it(app: TurnstoneApp) -> None:
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.pause()

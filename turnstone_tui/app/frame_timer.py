@@ -16,6 +16,11 @@ periods, and as Textual's timer after a longer one. A long tick is a starved app
 there the extra period keeps its frame rate down, which is what lets it keep up with a stream at all
 (d453c6f skipped to the next boundary after every tick and a starved app drew more frames, each with
 its fixed cost, and settled later: reverted in 5741ca8).
+
+A tick that drew nothing because a batch update was open (a streamed append mounting its blocks:
+Textual draws no frame inside ``App.batch_update``) is not a frame: the screen calls
+:meth:`FrameTimer.retick`, and the timer ticks again as soon as the screen resumes it (when the
+batch has closed and the screen is idle), not at the next period boundary after that.
 """
 
 from __future__ import annotations
@@ -47,6 +52,13 @@ class FrameTimer(Timer):
     """Textual's Timer; a tick shorter than ``SHORT_TICKS`` periods that ended late is followed by
     the next period boundary, not the one after."""
 
+    _retick = False
+
+    def retick(self) -> None:
+        """The tick that runs now drew nothing (a batch update was open): tick again as soon as
+        the timer is resumed."""
+        self._retick = True
+
     async def _run(self) -> None:
         count = 0
         repeat = self._repeat
@@ -56,6 +68,17 @@ class FrameTimer(Timer):
         start = _time.get_time()
         ticked = start
         while repeat is None or count <= repeat:
+            if self._retick:
+                self._retick = False
+                await self._active.wait()
+                if not self._reset:
+                    ticked = _time.get_time()
+                    count = int((ticked - start) / interval)  # (back on the grid)
+                    try:
+                        await self._tick(next_timer=ticked, count=count)
+                    except EventTargetGone:
+                        break
+                    continue
             now = _time.get_time()
             if self._skip:
                 count, next_timer = next_tick(start, interval, count, now, ticked)

@@ -95,7 +95,13 @@ class MainScreen(Screen[None]):
         # (app/key_frame.py). The gate bounds this to MAX_HOLD after the key.
         if GATE.undispatched:
             return
+        # A batch update is open (a streamed append mounting its blocks): Textual draws nothing
+        # now; the clock ticks again once the batch closes, not a period later.
+        held = bool(self.app._batch_count) and self.is_current
         super()._on_timer_update()
+        timer = self._Screen__update_timer  # type: ignore[attr-defined]
+        if held and isinstance(timer, FrameTimer):
+            timer.retick()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "scroll_chat" and parameters == ("end",) and self.focused is self.prompt:
