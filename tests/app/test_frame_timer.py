@@ -4,6 +4,7 @@ period, not the one after; after a long tick (a starved app) it skips as Textual
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 
 import pytest
 from textual.app import App
@@ -44,6 +45,26 @@ class FakeClock:
         await asyncio.sleep(0)
 
 
+def fake_clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
+    """The frame timer's clock and sleep replaced by a FakeClock."""
+    clock = FakeClock()
+    monkeypatch.setattr(frame_timer, "_time", clock)
+    monkeypatch.setattr(frame_timer, "sleep", clock.sleep)
+    return clock
+
+
+async def first_three_ticks(make_timer: Callable[[App[None]], FrameTimer], ticks: list[float]) -> list[float]:
+    """Start the timer ``make_timer`` builds in a running app; the times of its first three ticks
+    (its callback appends them to ``ticks``)."""
+    app = App[None]()
+    async with app.run_test() as pilot:
+        timer = make_timer(app)
+        timer._start()
+        await wait_until(pilot, lambda: len(ticks) >= 3, 30)
+        timer.stop()
+    return ticks[:3]
+
+
 @pytest.mark.parametrize(
     ("length", "expected"),
     [
@@ -55,9 +76,7 @@ async def test_the_timer_after_a_long_tick(
     monkeypatch: pytest.MonkeyPatch, length: float, expected: list[float]
 ) -> None:
     """Tick 1 (at 1.0) takes ``length`` periods; where do the next two come?"""
-    clock = FakeClock()
-    monkeypatch.setattr(frame_timer, "_time", clock)
-    monkeypatch.setattr(frame_timer, "sleep", clock.sleep)
+    clock = fake_clock(monkeypatch)
     ticks: list[float] = []
 
     def tick() -> None:
@@ -65,22 +84,16 @@ async def test_the_timer_after_a_long_tick(
         if len(ticks) == 1:
             clock.now += length
 
-    app = App[None]()
-    async with app.run_test() as pilot:
-        timer = FrameTimer(app, 1.0, callback=tick)
-        timer._start()
-        await wait_until(pilot, lambda: len(ticks) >= 3, 30)
-        timer.stop()
-    assert ticks[:3] == pytest.approx(expected)
+    assert await first_three_ticks(lambda app: FrameTimer(app, 1.0, callback=tick), ticks) == pytest.approx(
+        expected
+    )
 
 
 async def test_a_tick_that_drew_nothing_ticks_again_when_resumed(monkeypatch: pytest.MonkeyPatch) -> None:
     """Tick 1 (at 1.0) finds a batch update open: the screen pauses the clock and calls retick();
     resumed at 1.3 (the batch closed), the clock ticks at once, then on its grid (2.0). Textual's
     timer, and this one without retick(), tick at 2.0 and 3.0."""
-    clock = FakeClock()
-    monkeypatch.setattr(frame_timer, "_time", clock)
-    monkeypatch.setattr(frame_timer, "sleep", clock.sleep)
+    clock = fake_clock(monkeypatch)
     ticks: list[float] = []
     timer: FrameTimer
 
@@ -95,13 +108,12 @@ async def test_a_tick_that_drew_nothing_ticks_again_when_resumed(monkeypatch: py
             timer.retick()
             asyncio.get_running_loop().call_soon(resume_at, 1.3)
 
-    app = App[None]()
-    async with app.run_test() as pilot:
+    def make_timer(app: App[None]) -> FrameTimer:
+        nonlocal timer
         timer = FrameTimer(app, 1.0, callback=tick)
-        timer._start()
-        await wait_until(pilot, lambda: len(ticks) >= 3, 30)
-        timer.stop()
-    assert ticks[:3] == pytest.approx([1.0, 1.3, 2.0])
+        return timer
+
+    assert await first_three_ticks(make_timer, ticks) == pytest.approx([1.0, 1.3, 2.0])
 
 
 async def test_a_frame_held_by_a_batch_update_asks_for_a_retick(app: TurnstoneApp) -> None:

@@ -8,6 +8,7 @@ by timing.
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -20,7 +21,6 @@ import pytest
 from tests.app.helpers import start, wait_until
 from tests.helpers.model_server import Reply, ScriptedModelServer
 from turnstone_tui.app.app import TurnstoneApp
-from turnstone_tui.widgets import chat_messages
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = [
@@ -293,18 +293,23 @@ def test_warming_the_markdown_loads_what_the_first_answer_needs(tmp_path: Path) 
     assert all(after.values()), after
 
 
-async def test_the_app_warms_the_markdown_in_a_worker_thread_after_start_up(
-    app: TurnstoneApp, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize(
+    ("module", "warm"),
+    [("turnstone_tui.widgets.chat_messages", "warm_markdown"), ("turnstone_tui.widgets.tool_card", "warm")],
+)
+async def test_the_app_warms_in_a_worker_thread_after_start_up(
+    app: TurnstoneApp, monkeypatch: pytest.MonkeyPatch, module: str, warm: str
 ) -> None:
+    """The Markdown, and what the first tool batch needs, are loaded once, off the event loop."""
     on_main_thread: list[bool] = []
     monkeypatch.setattr(
-        chat_messages,
-        "warm_markdown",
+        importlib.import_module(module),
+        warm,
         lambda: on_main_thread.append(threading.current_thread() is threading.main_thread()),
     )
     async with app.run_test(size=(100, 30)) as pilot:
         await start(pilot)
-        await wait_until(pilot, lambda: on_main_thread, 30, "the Markdown warm-up")
+        await wait_until(pilot, lambda: on_main_thread, 30, f"{module}.{warm}")
         assert on_main_thread == [False]
 
 
@@ -329,20 +334,3 @@ def test_warming_the_tool_cards_loads_what_the_first_batch_needs(tmp_path: Path)
         "from turnstone_tui.widgets.tool_card import warm\nwarm()\n" + CELL_TABLE_LOADED, tmp_path, names
     )
     assert all(after.values()), after
-
-
-async def test_the_app_warms_the_tool_cards_in_a_worker_thread_after_start_up(
-    app: TurnstoneApp, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from turnstone_tui.widgets import tool_card
-
-    on_main_thread: list[bool] = []
-    monkeypatch.setattr(
-        tool_card,
-        "warm",
-        lambda: on_main_thread.append(threading.current_thread() is threading.main_thread()),
-    )
-    async with app.run_test(size=(100, 30)) as pilot:
-        await start(pilot)
-        await wait_until(pilot, lambda: on_main_thread, 30, "the tool cards' warm-up")
-        assert on_main_thread == [False]
