@@ -281,26 +281,16 @@ async def run_process(
     if waiting is not None:  # its sandbox started while the user was asked: told to run it now
         proc, marker = waiting
     else:
-        await ensure_guardian_async()
-        child_watch.install()  # (its end seen through a pidfd, not a thread started per command)
-        marker = child_marker()
         # A sandboxed command: bwrap itself, given its seccomp filter on a descriptor, not the shell
         # launcher in front of it (see sandbox.seccomp.without_launcher).
         direct = without_launcher(argv)
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                *(argv if direct is None else direct[0]),
-                stdin=asyncio.subprocess.PIPE if stdin_data is not None else asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                cwd=str(cwd),
-                env={**env, **marker},
-                start_new_session=True,
-                pass_fds=() if direct is None else (direct[1],),
-            )
-        finally:
-            if direct is not None:
-                os.close(direct[1])
+        proc, marker = await _start_group(
+            argv if direct is None else direct[0],
+            () if direct is None else (direct[1],),
+            stdin=asyncio.subprocess.PIPE if stdin_data is not None else asyncio.subprocess.DEVNULL,
+            cwd=str(cwd),
+            env=env,
+        )
     outcome = RunOutcome(returncode=None, pid=proc.pid)
     readers = asyncio.gather(_pump(proc.stdout, stdout_sink), _pump(proc.stderr, stderr_sink))
     feeder: asyncio.Task[None] | None = None
@@ -328,6 +318,31 @@ async def run_process(
             feeder.cancel()
     outcome.returncode = proc.returncode
     return outcome
+
+
+async def _start_group(
+    argv: Sequence[str], fds: tuple[int, ...], *, stdin: int, cwd: str, env: dict[str, str]
+) -> tuple[asyncio.subprocess.Process, dict[str, str]]:
+    """Start ``argv`` in a new session, marked for the guardian (its marker returned with it), its
+    stdout and stderr piped, ``fds`` passed to it and closed here once it started (or failed to)."""
+    try:
+        await ensure_guardian_async()
+        child_watch.install()  # (its end seen through a pidfd, not a thread started per command)
+        marker = child_marker()
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=stdin,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=cwd,
+            env={**env, **marker},
+            start_new_session=True,
+            pass_fds=fds,
+        )
+    finally:
+        for fd in fds:
+            os.close(fd)
+    return proc, marker
 
 
 STANDBY_WAITER = (
@@ -389,27 +404,12 @@ class Standby:
 
     async def _spawn(self) -> tuple[asyncio.subprocess.Process, dict[str, str]] | None:
         try:
-            await ensure_guardian_async()
-            child_watch.install()
             planned = standby_argv(self._argv)
             if planned is None:
                 return None
-            argv, fds = planned
-            marker = child_marker()
-            try:
-                proc = await asyncio.create_subprocess_exec(
-                    *argv,
-                    stdin=asyncio.subprocess.PIPE,
-                    stdout=asyncio.subprocess.PIPE,
-                    stderr=asyncio.subprocess.PIPE,
-                    cwd=self._cwd,
-                    env={**self._env, **marker},
-                    start_new_session=True,
-                    pass_fds=fds,
-                )
-            finally:
-                for fd in fds:
-                    os.close(fd)
+            proc, marker = await _start_group(
+                *planned, stdin=asyncio.subprocess.PIPE, cwd=self._cwd, env=self._env
+            )
         except Exception:  # the command then starts the usual way when it runs
             log.warning("could not start a sandbox ahead", exc_info=True)
             return None
