@@ -17,8 +17,8 @@ Every process is new (a cold interpreter; the OS file cache is warm after the fi
 user's second start). Prints medians, ratios to the floor and the goals (issue 11: first frame
 <= 1.5x the floor, ready <= 2.5x, ``-p`` round trip <= 3x).
 
-Run: ``.venv/bin/python bench/cold_start.py [--runs 7] [--busy] [--app SCRIPT ...]`` (``--busy``:
-two CPU-spinning processes run alongside, as another heavy job on the same two cores; ``--app``,
+Run: ``.venv/bin/python bench/cold_start.py [--runs 7] [--busy [N]] [--app SCRIPT ...]`` (``--busy [N]``:
+N CPU-spinning processes run alongside (two when N is left out), as other heavy jobs on the same two cores; ``--app``,
 repeatable: the console scripts to measure, e.g. an old and a new fresh install, each round
 running every one of them beside the same floor, so a before/after comparison shares the load).
 """
@@ -38,10 +38,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.terminal import (  # noqa: E402
     ROOT,
     Terminal,
+    add_busy_argument,
     busy_context,
     console_script,
     hermetic_env,
     median,
+    spinners_label,
     venv_python,
     verdict,
 )
@@ -126,7 +128,7 @@ def headless_round_trip(script: str, config: Path, env: dict[str, str], cwd: Pat
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=7)
-    parser.add_argument("--busy", action="store_true", help="run two CPU-spinning processes alongside")
+    add_busy_argument(parser)
     parser.add_argument(
         "--app",
         action="append",
@@ -195,7 +197,7 @@ def main() -> int:
     load_after = os.getloadavg()[0]
     print()
     print(
-        f"cold start, {args.runs} interleaved runs{', two CPU spinners alongside' if args.busy else ''}; "
+        f"cold start, {args.runs} interleaved runs{', ' + spinners_label(args.busy) + ' alongside' if args.busy else ''}; "
         f"load average {load_before:.1f} before, {load_after:.1f} after (on a loaded machine the "
         "ratios grow: the floor is the shortest run)"
     )

@@ -16,6 +16,7 @@ and held the program's writes meanwhile: a pty buffers only 4 KB.)
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import fcntl
 import os
@@ -419,16 +420,34 @@ class CpuHog:
         self._processes.clear()
 
 
-def busy_context(busy: bool) -> contextlib.AbstractContextManager[object]:
-    return CpuHog() if busy else contextlib.nullcontext()
+def add_busy_argument(parser: argparse.ArgumentParser) -> None:
+    """``--busy [N]``: N CPU-spinning processes alongside (``--busy`` alone: two, one per core of a
+    2-core machine, both cores busy; ``--busy 1``: "another CPU-heavy job running")."""
+    parser.add_argument(
+        "--busy",
+        nargs="?",
+        const=2,
+        default=0,
+        type=int,
+        metavar="N",
+        help="run N CPU-spinning processes alongside (N defaults to 2)",
+    )
 
 
-def machine_label(busy: bool) -> str:
-    """How loaded the machine was, for a report's heading: "busy" means this bench's own two CPU
+def busy_context(workers: int) -> contextlib.AbstractContextManager[object]:
+    return CpuHog(workers) if workers > 0 else contextlib.nullcontext()
+
+
+def spinners_label(workers: int) -> str:
+    return "one CPU spinner" if workers == 1 else f"{workers} CPU spinners"
+
+
+def machine_label(workers: int) -> str:
+    """How loaded the machine was, for a report's heading: "busy" means this bench's own CPU
     spinners; without them the load average says what else ran (a shared machine is not quiet
     just because the bench added nothing)."""
-    if busy:
-        return "busy machine (two CPU spinners alongside)"
+    if workers > 0:
+        return f"busy machine ({spinners_label(workers)} alongside)"
     return "no spinners added (load average {:.1f} / {:.1f} over 1 / 5 min)".format(*os.getloadavg()[:2])
 
 

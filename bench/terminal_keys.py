@@ -11,7 +11,7 @@ it to the terminal until the screen shows it, p50 / p95 / max, for:
 
 Goals: idle p95 < 16 ms; under the flood p95 < 50 ms.
 
-Run: ``.venv/bin/python bench/terminal_keys.py [--keys 40] [--busy]``.
+Run: ``.venv/bin/python bench/terminal_keys.py [--keys 40] [--busy [N]]``.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.terminal import (  # noqa: E402
     ROOT,
     Terminal,
+    add_busy_argument,
     busy_context,
     hermetic_env,
     key_latencies,
@@ -47,7 +48,7 @@ FLOOD = "seq 1 inf"  # endless: the keys are typed while it still streams (esc e
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--keys", type=int, default=40)
-    parser.add_argument("--busy", action="store_true", help="run two CPU-spinning processes alongside")
+    add_busy_argument(parser)
     args = parser.parse_args()
     replies = [
         Reply.tools([("bash", {"command": FLOOD}) for _ in range(4)]),

@@ -45,7 +45,7 @@ after each run, what the app's event loop was doing in the five longest gaps: it
 (frames, Markdown appends, the engine reading the model's stream, widgets' messages), garbage
 collections and the stacks most sampled. The tracer slows the app: its figures are not comparable.
 
-Run: ``.venv/bin/python bench/terminal_markdown.py [--runs 3] [--tokens 20000] [--busy] [--compare PATH] [--trace]``.
+Run: ``.venv/bin/python bench/terminal_markdown.py [--runs 3] [--tokens 20000] [--busy [N]] [--compare PATH] [--trace]``.
 """
 
 from __future__ import annotations
@@ -65,6 +65,7 @@ from bench.app_stream import CHARS_PER_TOKEN, TOKEN_DELAY, markdown_document  # 
 from bench.terminal import (  # noqa: E402
     ROOT,
     Terminal,
+    add_busy_argument,
     busy_context,
     cpu_seconds,
     floor_terminal,
@@ -72,6 +73,7 @@ from bench.terminal import (  # noqa: E402
     median,
     running_app,
     send_prompt,
+    spinners_label,
     venv_python,
     verdict,
 )
@@ -186,7 +188,7 @@ PROGRAMS = {
 
 
 def measure(
-    runs: int, tokens: int, busy: bool, names: list[str] | None = None
+    runs: int, tokens: int, busy: int, names: list[str] | None = None
 ) -> dict[str, list[dict[str, float]]]:
     text = document(tokens)
     names = names or list(PROGRAMS)
@@ -223,7 +225,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--tokens", type=int, default=20_000)
-    parser.add_argument("--busy", action="store_true", help="run two CPU-spinning processes alongside")
+    add_busy_argument(parser)
     parser.add_argument(
         "--compare",
         metavar="PATH",
@@ -255,7 +257,7 @@ def main() -> int:
     print()
     print(
         f"last of {args.tokens} Markdown tokens at 2k tok/s -> final line on screen, median of {args.runs}, "
-        f"{'with two CPU-spinning processes' if args.busy else 'no added load'}, "
+        f"{'with ' + spinners_label(args.busy) + ' alongside' if args.busy else 'no added load'}, "
         f"1-minute load average {os.getloadavg()[0]:.1f} at the end"
     )
     floor_runs = results["raw terminal (floor)"]

@@ -17,7 +17,7 @@ share).
 
 Goal: <= 1.1 s on a quiet machine.
 
-Run: ``.venv/bin/python bench/terminal_parallel_tools.py [--runs 5] [--busy]``.
+Run: ``.venv/bin/python bench/terminal_parallel_tools.py [--runs 5] [--busy [N]]``.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from bench.terminal import (  # noqa: E402
     READY_MARK,
     ScreenView,
     Terminal,
+    add_busy_argument,
     busy_context,
     console_script,
     floor_terminal,
@@ -84,7 +85,7 @@ def where_it_went(
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--busy", action="store_true", help="run two CPU-spinning processes alongside")
+    add_busy_argument(parser)
     args = parser.parse_args()
     replies: list[Reply] = []
     for run in range(args.runs):

@@ -13,7 +13,7 @@ of thousands of messages, as words in real conversations do. Then:
 
 Goal: search p95 < 20 ms.
 
-Run: ``.venv/bin/python bench/terminal_recall.py [--rounds 20] [--busy] [--db PATH]``
+Run: ``.venv/bin/python bench/terminal_recall.py [--rounds 20] [--busy [N]] [--db PATH]``
 (``--db``: keep the built database there and reuse it on the next run).
 """
 
@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.terminal import (  # noqa: E402
     READY_MARK,
     Terminal,
+    add_busy_argument,
     busy_context,
     console_script,
     hermetic_env,
@@ -164,7 +165,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=20, help="rounds of the query mix")
     parser.add_argument("--terminal-rounds", type=int, default=14)
     parser.add_argument("--db", type=Path, help="build the database here once and reuse it")
-    parser.add_argument("--busy", action="store_true", help="run two CPU-spinning processes alongside")
+    add_busy_argument(parser)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="turnstone-recall-") as tmp_name:
         tmp = Path(tmp_name)

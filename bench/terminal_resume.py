@@ -15,7 +15,7 @@ database): its welcome line (ready to send), so what resuming itself adds is the
 
 Goals: last answer < 1 s after the first frame; PageUp p95 and PageDown p95 each < 50 ms.
 
-Run: ``.venv/bin/python bench/terminal_resume.py [--turns 300] [--pages 40] [--runs 3] [--busy]``.
+Run: ``.venv/bin/python bench/terminal_resume.py [--turns 300] [--pages 40] [--runs 3] [--busy [N]]``.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ from bench.terminal import (  # noqa: E402
     READY_MARK,
     ROOT,
     Terminal,
+    add_busy_argument,
     busy_context,
     console_script,
     hermetic_env,
@@ -100,7 +101,7 @@ def main() -> int:
     parser.add_argument("--turns", type=int, default=300)
     parser.add_argument("--pages", type=int, default=40)
     parser.add_argument("--runs", type=int, default=3, help="resumes (each pages through the session)")
-    parser.add_argument("--busy", action="store_true", help="run two CPU-spinning processes alongside")
+    add_busy_argument(parser)
     args = parser.parse_args()
     firsts: list[float] = []
     lasts: list[float] = []

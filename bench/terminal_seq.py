@@ -11,7 +11,7 @@ pyte, which needs seconds for it).
 
 Goals: < 0.8 s, the pane seen live every run.
 
-Run: ``.venv/bin/python bench/terminal_seq.py [--runs 5] [--busy]``.
+Run: ``.venv/bin/python bench/terminal_seq.py [--runs 5] [--busy [N]]``.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.terminal import (  # noqa: E402
     ScreenView,
+    add_busy_argument,
     busy_context,
     floor_terminal,
     machine_label,
@@ -80,7 +81,7 @@ def run_app(tmp: Path, rounds: int) -> list[tuple[float, bool]]:
     return figures
 
 
-def measure(runs: int, busy: bool) -> tuple[list[float], list[tuple[float, bool]]]:
+def measure(runs: int, busy: int) -> tuple[list[float], list[tuple[float, bool]]]:
     floors: list[float] = []
     with tempfile.TemporaryDirectory(prefix="turnstone-seq-") as tmp_name, busy_context(busy):
         tmp = Path(tmp_name)
@@ -93,7 +94,7 @@ def measure(runs: int, busy: bool) -> tuple[list[float], list[tuple[float, bool]
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--busy", action="store_true", help="run two CPU-spinning processes alongside")
+    add_busy_argument(parser)
     args = parser.parse_args()
     floors, app = measure(args.runs, args.busy)
     for n, (wall, live) in enumerate(app):

@@ -27,7 +27,7 @@ reads each prompt line (``bench/floor_echo.py``): what the terminal and the harn
 Goals: flat (the last turns take at most 1.5x the first turns of a fresh session, in wall and in
 CPU time) and RSS at the last turn within 30 MB of turn 10.
 
-Run: ``.venv/bin/python bench/terminal_turns.py [--turns 300] [--fresh-turns 10] [--busy]``.
+Run: ``.venv/bin/python bench/terminal_turns.py [--turns 300] [--fresh-turns 10] [--busy [N]]``.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.terminal import (  # noqa: E402
     ROOT,
     Terminal,
+    add_busy_argument,
     busy_context,
     cpu_seconds,
     hermetic_env,
@@ -178,7 +179,7 @@ def main() -> int:
         default=FRESH_TURNS,
         help="a fresh session's first turns, each run right after one of the last turns (0: none)",
     )
-    parser.add_argument("--busy", action="store_true", help="run two CPU-spinning processes alongside")
+    add_busy_argument(parser)
     args = parser.parse_args()
     turns = args.turns
     fresh = min(max(args.fresh_turns, 0), turns)
