@@ -4,9 +4,12 @@ server, shown by the least a program can do, in the same pseudo-terminal as the 
 - ``raw``: each delta written straight to the terminal (what a plain CLI costs);
 - ``textual``: a minimal Textual app, one ``Markdown`` widget in an anchored ``VerticalScroll``
   fed through ``Markdown.get_stream`` (what Textual's own Markdown widget costs: if the app is no
-  slower than this, Textual is the limit).
+  slower than this, Textual is the limit);
+- ``textual-log``: a minimal Textual app, one ``Log`` widget (Textual's cheapest widget for text
+  that grows: line API, no markup) with each delta written to it, plain text: what Textual costs to
+  keep a growing text on the screen at all, whatever renders it.
 
-Run by ``bench/terminal_markdown.py``: ``python bench/floor_markdown.py raw|textual BASE_URL``.
+Run by ``bench/terminal_markdown.py``: ``python bench/floor_markdown.py raw|textual|textual-log BASE_URL``.
 """
 
 from __future__ import annotations
@@ -61,9 +64,32 @@ def textual(base_url: str) -> None:
     MarkdownFloor().run()
 
 
+def textual_log(base_url: str) -> None:
+    from textual.app import App, ComposeResult
+    from textual.widgets import Log
+
+    class LogFloor(App[None]):
+        BINDINGS = [("ctrl+q", "quit", "Quit")]
+
+        def compose(self) -> ComposeResult:
+            yield Log()
+
+        async def on_mount(self) -> None:
+            self.query_one(Log).write("textual log floor: streaming\n")
+            self.run_worker(self.stream())
+
+        async def stream(self) -> None:
+            client = AsyncOpenAI(base_url=base_url, api_key="bench-key")
+            log = self.query_one(Log)
+            response = await client.chat.completions.create(stream=True, **REQUEST)  # type: ignore[call-overload]
+            async for chunk in response:
+                for choice in chunk.choices:
+                    if choice.delta.content:
+                        log.write(choice.delta.content)
+
+    LogFloor().run()
+
+
 if __name__ == "__main__":
     mode, url = sys.argv[1], sys.argv[2]
-    if mode == "raw":
-        raw(url)
-    else:
-        textual(url)
+    {"raw": raw, "textual": textual, "textual-log": textual_log}[mode](url)
