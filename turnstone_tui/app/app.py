@@ -540,7 +540,7 @@ class TurnstoneApp(App[None]):
 
                     tool_card.warm()  # (the first tool batch's cards and panes)
             except Exception:  # the first answer (or batch) then loads it itself, as it did
-                log.exception("could not load the Markdown machinery in the background")
+                log.exception("could not load the Markdown and tool-card machinery in the background")
 
         asyncio.get_running_loop().run_in_executor(None, warm)
 
