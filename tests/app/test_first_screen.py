@@ -53,6 +53,30 @@ async def test_the_first_screen_parses_its_stylesheets_once_and_no_other_screens
         assert sorted(p.name for p in styles_dir().glob("*.tcss")) != ["app.tcss", "main.tcss"]
 
 
+async def test_starting_runs_no_after_turn_collection(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before any turn there is nothing to collect after: the after-turn collection (0.2 s after a
+    turn ends) once also ran at start-up, and on a loaded machine it read the chat before the first
+    screen had mounted one, which ended the app (NoMatches)."""
+    collections: list[float] = []
+    real = TurnstoneApp._collect_after_turn
+
+    def counting(self: TurnstoneApp) -> None:
+        collections.append(asyncio.get_running_loop().time())
+        real(self)
+
+    monkeypatch.setattr(TurnstoneApp, "_collect_after_turn", counting)
+    app = held_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_until(pilot, lambda: app.main.is_mounted and app.prompt.has_focus, what="the first screen")
+        await pilot.pause(0.6)
+        assert collections == []
+        app.busy = True
+        app.busy = False
+        await wait_until(pilot, lambda: len(collections) == 1, what="the collection after a turn")
+
+
 async def test_the_first_screen_mounts_no_pane_grid_or_mcp_panel_until_used(tmp_path: Path) -> None:
     """Hidden at start, so not mounted at start: the bash panes' grid comes with the first bash
     call (above the prompt, where the layout had it), the MCP panel with F2."""

@@ -101,8 +101,10 @@ class TurnstoneApp(App[None]):
         Binding("ctrl+l", "clear_screen", "Clear", show=False),
     ]
 
-    busy: var[bool] = var(False)
-    """A turn is running (the engine is streaming or running tools)."""
+    busy: var[bool] = var(False, init=False)
+    """A turn is running (the engine is streaming or running tools). Its watcher runs when a turn
+    starts or ends, not at start-up: there the after-turn collection's timer read the chat before
+    the first screen had one on a loaded machine (NoMatches, the app gone)."""
     ready: var[bool] = var(False)
     """The session exists; prompts can be sent."""
     raw_mode: var[bool] = var(False)
@@ -517,7 +519,7 @@ class TurnstoneApp(App[None]):
         self._gc.scroll_settled()
 
     def _collect_after_turn(self) -> None:
-        if self.busy:
+        if self.busy or self._engine_closed:  # (a new turn, or the app is closing its screens)
             return
         answer = self.chat.last_answer
         if not self.applier.caught_up or (answer is not None and not answer.settled):
