@@ -15,22 +15,42 @@ reached the server (results collected, the request built and sent), the server's
 the answer, and that -> the answer on the screen (the answer applied and drawn, and the terminal's
 share).
 
+And how much of the last stretch (the last command's end -> the answer on screen) the app's main
+thread spent running, and how much waiting for a CPU (its ``/proc`` schedstat, sampled every
+millisecond near the end of each round): on a shared machine that stretch's wall time is mostly
+the wait, which no change to the app removes; its CPU time is what a change can cut, and varies far
+less from run to run.
+
 Goal: <= 1.1 s on a quiet machine.
 
-Run: ``.venv/bin/python bench/terminal_parallel_tools.py [--runs 5] [--busy [N]]``.
+``--trace`` loads ``bench/gap_trace.py``'s tracer into the apps and prints, for each round, their
+loop steps over 4 ms and garbage collections from the last command's end to the answer on screen
+(it slows them: the figures of a traced run are not comparable).
+
+``--compare PATH`` (repeatable) adds another ``turnstone-tui`` console script (e.g. a fresh install of the
+commit before a change): each program runs in its own terminal against its own scripted server, all
+open at once, and each round measures them one after the other (the first rotating), so an A/B is
+measured in the same run, under the same load.
+
+Run: ``.venv/bin/python bench/terminal_parallel_tools.py [--runs 5] [--busy [N]] [--compare PATH] [--trace]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
+import os
 import re
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench import gap_trace  # noqa: E402
 from bench.terminal import (  # noqa: E402
     READY_MARK,
     ScreenView,
@@ -82,85 +102,238 @@ def where_it_went(
     return last_began - approved, received - last_ended, served - received, answered - served
 
 
+COMPARED = "turnstone-tui (--compare)"
+
+
+class MainThreadClock:
+    """Samples the app's main thread's CPU time and run-queue wait (``/proc/PID/task/PID/schedstat``)
+    every millisecond from ``after`` seconds on until stopped, so the CPU the app spent on a stretch
+    known only afterwards (the last command's end -> the answer on screen) can be read: on a shared
+    machine its wall time is mostly waiting for a CPU, its CPU time is what a change can cut."""
+
+    def __init__(self, pid: int, after: float) -> None:
+        self._path = f"/proc/{pid}/task/{pid}/schedstat"
+        self._after = after
+        self._stop = threading.Event()
+        self.samples: list[tuple[float, float, float]] = []  # (monotonic, cpu s, wait s)
+        self._thread = threading.Thread(target=self._run, name="main-thread-clock", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            fd = os.open(self._path, os.O_RDONLY)
+        except OSError:
+            return
+        try:
+            self._stop.wait(self._after)
+            while not self._stop.is_set():
+                fields = os.pread(fd, 128, 0).split()
+                self.samples.append((time.monotonic(), int(fields[0]) / 1e9, int(fields[1]) / 1e9))
+                time.sleep(0.001)
+        finally:
+            os.close(fd)
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(2)
+
+    def between(self, start: float, end: float) -> tuple[float, float] | None:
+        """(CPU seconds, run-queue wait seconds) of the main thread from ``start`` to ``end``
+        (the last sample at or before each), None if the samples do not cover it."""
+        before = [s for s in self.samples if s[0] <= start]
+        upto = [s for s in self.samples if s[0] <= end]
+        if not before or not upto:
+            return None
+        return upto[-1][1] - before[-1][1], upto[-1][2] - before[-1][2]
+
+
+class Session:
+    """One console script in its pseudo-terminal against its own scripted model server, playing
+    ``runs`` rounds of four ``sleep 1`` calls; :meth:`round` measures one."""
+
+    def __init__(self, name: str, script: str, runs: int, tmp: Path, stack: contextlib.ExitStack) -> None:
+        self.name = name
+        self.walls: list[float] = []
+        # start lag, end -> request, server, -> screen
+        self.parts: list[tuple[float, float, float, float]] = []
+        # the main thread's (CPU, run-queue wait), the last command's end -> the answer on screen
+        self.path_cpu: list[tuple[float, float]] = []
+        self.next_run = 0
+        replies: list[Reply] = []
+        for run in range(runs):
+            # (the command is written out in the approval; the times come back with the results)
+            command = "s=$EPOCHREALTIME; sleep 1; echo slept{run}-{i} $s $EPOCHREALTIME"
+            replies.append(
+                Reply.tools([("bash", {"command": command.format(run=run, i=i)}) for i in range(4)])
+            )
+            replies.append(Reply.text(f"All four slept in round R{run}X."))
+        home, work = tmp / "home", tmp / "work"
+        home.mkdir(parents=True)
+        work.mkdir(parents=True)
+        self.server = stack.enter_context(ModelServerProcess(replies, tmp / "server"))
+        config = write_app_config(tmp / "config.toml", self.server.openai_base_url, tmp / "bench.db")
+        self.windows: list[tuple[float, float]] = []  # (the last command ended, the answer shown)
+        self.app = stack.enter_context(
+            Terminal(
+                [script, "--config", str(config)], cols=COLS, rows=ROWS, env=hermetic_env(home), cwd=work
+            )
+        )
+
+    def ready(self) -> None:
+        if self.app.wait_for(lambda screen: READY_MARK in screen.text, 120) is None:
+            raise SystemExit(f"the app did not get ready:\n{self.app.text()}")
+
+    def round(self, wall_offset: float) -> str:
+        app, run = self.app, self.next_run
+        self.next_run += 1
+        prompt = f"sleep round {run}"
+        app.send(prompt)
+        app.wait_for(lambda screen, p=prompt: p in screen.text, 30)
+        app.send(b"\r")
+        modal = f"echo slept{run}-3"  # the batch's last call, listed in the approval modal
+
+        def asked(screen: ScreenView, m: str = modal) -> bool:
+            return "Approve 4 tool calls?" in screen.text and m in screen.text
+
+        if app.wait_for(asked, 60) is None:
+            raise SystemExit(f"no approval modal:\n{app.text()}")
+        time.sleep(0.3)
+        approved = app.send("y")  # approve this batch (not "always")
+        clock = MainThreadClock(app.pid, 0.8)  # (the sleeps take a second)
+        answered = app.wait_for(lambda screen, r=run: f"R{r}X" in screen.text, 60)
+        clock.stop()
+        if answered is None:
+            raise SystemExit(f"no answer:\n{app.text()}")
+        self.walls.append(answered - approved)
+        split = where_it_went(self.server, run, approved, answered, wall_offset)
+        detail = ""
+        if split is not None:
+            self.parts.append(split)
+            self.windows.append((answered - split[3] - split[2] - split[1], answered))
+            began, sent, server_ms, shown = (value * 1000 for value in split)
+            detail = (
+                f" (approval -> last command began {began:.0f} ms; last ended -> request "
+                f"received {sent:.0f} ms; server {server_ms:.0f} ms; -> answer on screen {shown:.0f} ms"
+            )
+            used = clock.between(answered - split[3] - split[2] - split[1], answered)
+            if used is not None:
+                self.path_cpu.append(used)
+                detail += (
+                    f"; last ended -> screen: main thread CPU {used[0] * 1000:.0f} ms, "
+                    f"waiting {used[1] * 1000:.0f} ms"
+                )
+            detail += ")"
+        return f"approval -> answer {self.walls[-1]:.2f} s{detail}"
+
+    def summary(self) -> str:
+        lines = [f"  {self.name}: median {median(self.walls):.2f} s, max {max(self.walls):.2f} s"]
+        if self.parts:
+            began, sent, server_ms, shown = (median([p[k] for p in self.parts]) * 1000 for k in range(4))
+            lines.append(
+                f"    medians: approval -> last command began {began:.0f} ms; last command ended -> the "
+                f"answer's request received {sent:.0f} ms; the server's own {server_ms:.0f} ms; -> answer "
+                f"on screen {shown:.0f} ms"
+            )
+        if self.path_cpu:
+            cpu, wait = (median([p[k] for p in self.path_cpu]) * 1000 for k in range(2))
+            lines.append(
+                f"    the last command's end -> the answer on screen: the app's main thread ran {cpu:.0f} ms "
+                f"(max {max(p[0] for p in self.path_cpu) * 1000:.0f}), waited for a CPU {wait:.0f} ms (medians)"
+            )
+        return "\n".join(lines)
+
+    def trace_report(self, directory: Path, pid: int) -> str:
+        """What the app's loop did from each round's last command's end to its answer on screen."""
+        path = directory / f"{pid}.json"
+        deadline = time.monotonic() + 10
+        while not path.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not path.exists():
+            return f"  (no trace from pid {pid})"
+        time.sleep(0.2)  # (written at exit: let it finish)
+        trace = json.loads(path.read_text())
+        lines = [f"  {self.name} (pid {pid}):"]
+        for run, (ended, shown) in enumerate(self.windows):
+            lines.append(
+                f"   round {run + 1}: last command ended -> answer on screen {(shown - ended) * 1000:.0f} ms"
+            )
+            events = [
+                (start, end, what) for start, end, what in trace["steps"] if end > ended and start < shown
+            ]
+            events += [
+                (start, end, f"gc gen {generation}")
+                for start, end, generation in trace["gcs"]
+                if end > ended and start < shown and end - start > 0.0005
+            ]
+            events += [
+                (start, end, what)
+                for start, end, what in trace.get("marks", [])
+                if end > ended and start < shown
+            ]
+            for start, end, what in sorted(events):
+                lines.append(f"    {(start - ended) * 1000:+7.1f} ms  {(end - start) * 1000:5.1f} ms  {what}")
+        return "\n".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     add_busy_argument(parser)
+    parser.add_argument(
+        "--compare",
+        metavar="PATH",
+        action="append",
+        default=[],
+        help="another turnstone-tui console script to measure in the same rotation (an A/B; may be repeated)",
+    )
+    parser.add_argument(
+        "--trace",
+        action="store_true",
+        help="trace the apps (bench/gap_trace.py) and print their loop steps over 4 ms and collections "
+        "between the last command's end and the answer (slows them: figures not comparable)",
+    )
     args = parser.parse_args()
-    replies: list[Reply] = []
-    for run in range(args.runs):
-        # (the command is written out in the approval; the times come back with the results)
-        command = "s=$EPOCHREALTIME; sleep 1; echo slept{run}-{i} $s $EPOCHREALTIME"
-        replies.append(Reply.tools([("bash", {"command": command.format(run=run, i=i)}) for i in range(4)]))
-        replies.append(Reply.text(f"All four slept in round R{run}X."))
-    walls: list[float] = []
+    trace_dir: Path | None = None
+    if args.trace:
+        trace_dir = Path(tempfile.mkdtemp(prefix="turnstone-gap-trace-"))
+        gap_trace.enable(trace_dir)
+        print(f"tracing the apps into {trace_dir}", flush=True)
+    programs = [("turnstone-tui", console_script())]
+    for index, script in enumerate(args.compare):
+        programs.append((COMPARED if index == 0 else f"{COMPARED[:-1]} {index + 1})", script))
     floors: list[float] = []
-    parts: list[tuple[float, float, float, float]] = []  # start lag, end -> request, server, -> screen
     # the commands note wall-clock times; everything else here is time.monotonic()
     wall_offset = time.time() - time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="turnstone-par-") as tmp_name:
+    with tempfile.TemporaryDirectory(prefix="turnstone-par-") as tmp_name, contextlib.ExitStack() as stack:
         tmp = Path(tmp_name)
         for run in range(args.runs):
             floors.append(run_floor(tmp / f"floor{run}"))
-        home, work = tmp / "home", tmp / "work"
-        home.mkdir()
-        work.mkdir()
-        with ModelServerProcess(replies, tmp / "server") as server, busy_context(args.busy):
-            config = write_app_config(tmp / "config.toml", server.openai_base_url, tmp / "bench.db")
-            app = Terminal(
-                [console_script(), "--config", str(config)],
-                cols=COLS,
-                rows=ROWS,
-                env=hermetic_env(home),
-                cwd=work,
-            )
-            with app:
-                if app.wait_for(lambda screen: READY_MARK in screen.text, 120) is None:
-                    raise SystemExit(f"the app did not get ready:\n{app.text()}")
-                time.sleep(2.0)
-                for run in range(args.runs):
-                    prompt = f"sleep round {run}"
-                    app.send(prompt)
-                    app.wait_for(lambda screen, p=prompt: p in screen.text, 30)
-                    app.send(b"\r")
-                    modal = f"echo slept{run}-3"  # the batch's last call, listed in the approval modal
-
-                    def asked(screen: ScreenView, m: str = modal) -> bool:
-                        return "Approve 4 tool calls?" in screen.text and m in screen.text
-
-                    if app.wait_for(asked, 60) is None:
-                        raise SystemExit(f"no approval modal:\n{app.text()}")
-                    time.sleep(0.3)
-                    approved = app.send("y")  # approve this batch (not "always")
-                    answered = app.wait_for(lambda screen, r=run: f"R{r}X" in screen.text, 60)
-                    if answered is None:
-                        raise SystemExit(f"no answer:\n{app.text()}")
-                    walls.append(answered - approved)
-                    split = where_it_went(server, run, approved, answered, wall_offset)
-                    detail = ""
-                    if split is not None:
-                        parts.append(split)
-                        began, sent, server_ms, shown = (value * 1000 for value in split)
-                        detail = (
-                            f" (approval -> last command began {began:.0f} ms; last ended -> request "
-                            f"received {sent:.0f} ms; server {server_ms:.0f} ms; -> answer on screen {shown:.0f} ms)"
-                        )
-                    print(
-                        f"run {run + 1}/{args.runs}: approval -> answer {walls[-1]:.2f} s{detail}", flush=True
-                    )
-                    time.sleep(0.5)
-    value = median(walls)
+        sessions = [
+            Session(name, script, args.runs, tmp / f"app{index}", stack)
+            for index, (name, script) in enumerate(programs)
+        ]
+        stack.enter_context(busy_context(args.busy))
+        for session in sessions:
+            session.ready()
+        time.sleep(2.0)
+        for run in range(args.runs):
+            # all programs stay open; each round runs them one after the other, the first rotating
+            for offset in range(len(sessions)):
+                session = sessions[(run + offset) % len(sessions)]
+                line = session.round(wall_offset)
+                label = f" {session.name}" if len(sessions) > 1 else ""
+                print(f"run {run + 1}/{args.runs}{label}: {line}", flush=True)
+                time.sleep(0.5)
+        pids = [session.app.pid for session in sessions]
+    if trace_dir is not None:
+        for session, pid in zip(sessions, pids, strict=True):
+            print(session.trace_report(trace_dir, pid))
     floor = median(floors)
     print()
     print(f"4 x sleep 1 approved together -> answer, {args.runs} runs, {machine_label(args.busy)}")
-    print(f"  max {max(walls):.2f} s")
-    if parts:
-        began, sent, server_ms, shown = (median([p[k] for p in parts]) * 1000 for k in range(4))
-        print(
-            f"  medians: approval -> last command began {began:.0f} ms; last command ended -> the "
-            f"answer's request received {sent:.0f} ms; the server's own {server_ms:.0f} ms; -> answer "
-            f"on screen {shown:.0f} ms"
-        )
+    for session in sessions:
+        print(session.summary())
+    value = median(sessions[0].walls)
     print(report_row("approval -> answer, median", value, floor, f"<= {GOAL} s", value <= GOAL, unit="s"))
     return 0
 
