@@ -55,6 +55,7 @@ from textual.widgets._markdown import (
 
 from .chat_messages import WidthArranged
 from .clean_lines import CleanLines
+from .layout_sized import SizedByLayout
 
 if TYPE_CHECKING:
     from markdown_it.token import Token
@@ -106,13 +107,15 @@ class LazyComponentStyles(DOMNode):
 def _lazy(block: type[MarkdownBlock]) -> type[MarkdownBlock]:
     """``block`` with lazy component styles and clean lines, under the same name (so CSS and queries see it as the
     same type)."""
-    return type(block.__name__, (CleanLines, block, LazyComponentStyles), {"__module__": __name__})
+    return type(
+        block.__name__, (SizedByLayout, CleanLines, block, LazyComponentStyles), {"__module__": __name__}
+    )
 
 
 LazyParagraph = _lazy(MarkdownParagraph)
 
 
-class MarkdownListLine(CleanLines, MarkdownParagraph, LazyComponentStyles):
+class MarkdownListLine(SizedByLayout, CleanLines, MarkdownParagraph, LazyComponentStyles):
     """A list item holding one paragraph: the marker, then the text wrapped beside it."""
 
     COMPONENT_CLASSES = MarkdownParagraph.COMPONENT_CLASSES | {MARKER_CLASS}
@@ -376,17 +379,17 @@ _ROWS_CSS = """
 """
 
 
-class CompactBulletList(CleanLines, _RowsList, MarkdownBulletList, LazyComponentStyles):
+class CompactBulletList(SizedByLayout, CleanLines, _RowsList, MarkdownBulletList, LazyComponentStyles):
     COMPONENT_CLASSES = {MARKER_CLASS}
     DEFAULT_CSS = _ROWS_CSS.format(name="CompactBulletList")
 
 
-class CompactOrderedList(CleanLines, _RowsList, MarkdownOrderedList, LazyComponentStyles):
+class CompactOrderedList(SizedByLayout, CleanLines, _RowsList, MarkdownOrderedList, LazyComponentStyles):
     COMPONENT_CLASSES = {MARKER_CLASS}
     DEFAULT_CSS = _ROWS_CSS.format(name="CompactOrderedList")
 
 
-class FlatFence(CleanLines, MarkdownFence, LazyComponentStyles):
+class FlatFence(SizedByLayout, CleanLines, MarkdownFence, LazyComponentStyles):
     """A code block whose lines fit the width draws its code itself: one widget where Textual
     mounts a scrolling fence and a label in it. Code wider than the fence (written so, streamed
     longer, or narrowed by a resize) gets Textual's label back, and with it horizontal scrolling."""
@@ -468,7 +471,7 @@ class FlatFence(CleanLines, MarkdownFence, LazyComponentStyles):
         self.mount(Label(self._content or self._highlighted_code, id="code-content", expand=True))
 
 
-class CompactBlockQuote(CleanLines, MarkdownBlockQuote, LazyComponentStyles):
+class CompactBlockQuote(SizedByLayout, CleanLines, MarkdownBlockQuote, LazyComponentStyles):
     """A quote of one paragraph draws the paragraph's text itself (one widget instead of two)."""
 
     def compose(self) -> ComposeResult:

@@ -16,6 +16,7 @@ from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
 from .clean_lines import CleanLines
+from .layout_sized import SizedByLayout
 
 if TYPE_CHECKING:
     from .markdown_chunks import MarkdownChunk
@@ -44,7 +45,7 @@ BLOCKS_PER_CHUNK = 8
 MAX_REASONING_CHARS = 20_000
 
 
-class WidthArranged(Widget):
+class WidthArranged(SizedByLayout, Widget):
     """A column of ``height: auto`` children arranged once per width, whatever its own height.
 
     Textual arranges a container twice in a frame when it is measured and then placed: at

@@ -126,6 +126,19 @@ class ChatView(CachedVerticalScrollBar, VerticalScroll, can_focus=True):
         self._load_pending = False
         self._trim_pending = False
 
+    def _size_updated(
+        self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True
+    ) -> bool:
+        """As Textual's, without the second layout its ``virtual_size`` reactive asks for (see
+        widgets/layout_sized.py): the layout that grew the chat has placed its entries and, when
+        the chat follows the end, scrolled it there (Textual's anchor, in the arrangement). The
+        watcher below is still called on a change (private API: Textual is pinned exactly)."""
+        virtual_changed = layout and virtual_size != self.virtual_size
+        changed = super()._size_updated(size, virtual_size, container_size, layout=False)
+        if virtual_changed:
+            self.watch_virtual_size(virtual_size)
+        return changed
+
     def watch_virtual_size(self, virtual_size: Size) -> None:
         """The content grew (a message mounted, an answer streamed): follow it once it overflows.
         (A Resize event is not sent when only the virtual size changes.)"""

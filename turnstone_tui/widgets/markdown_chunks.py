@@ -380,6 +380,9 @@ class MarkdownChunk(WidthArranged):
             self._pinned_width = None
             self._quiet_passes = 0
             self.styles.clear_rule("height")
+            # (Clearing a rule asks for no layout, as setting one does; the layout that a resized
+            # Markdown used to ask for through its virtual size no longer comes: see layout_sized.py.)
+            self.refresh(layout=True)
             self.post_message(self.Changed().set_sender(self))
 
     def on_resize(self, event: events.Resize) -> None:
