@@ -288,6 +288,47 @@ async def test_a_long_answer_keeps_only_what_is_near_the_viewport_laid_out(small
         assert chat.virtual_size.height == height
 
 
+async def test_a_scroll_shows_the_chunks_it_brings_into_view_even_if_judged_before_the_screen_moved(
+    small_chunks: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The chat decides which chunks to show after a refresh; on a loaded machine that callback can
+    run before the screen has taken the new scroll position (Textual hands it over when the chat is
+    next idle). Here the first one runs at once, as early as it can: Home must still show the
+    beginning."""
+    source = long_answer(60)
+    app = ChatApp()
+    async with app.run_test(size=(80, 24)) as pilot:
+        chat = app.query_one(ChatView)
+        message = await stream_into(chat, source, piece=200)
+        await settle(pilot, message)
+        # Every chunk settled: hidden, or shown with a verified height (no further check pending).
+        await wait_until(
+            pilot, lambda: all(chunk.virtualised or chunk.pin_verified for chunk in message.chunks)
+        )
+        for _ in range(5):
+            await pilot.pause(0.02)
+        assert message.chunks[0].virtualised
+        real_call_after_refresh = chat.call_after_refresh
+        early: list[object] = []
+
+        def first_one_at_once(callback, *args, **kwargs) -> bool:  # noqa: ANN001
+            if not early and callback == chat._virtualise:
+                early.append(callback)
+                callback(*args, **kwargs)
+                return True
+            return real_call_after_refresh(callback, *args, **kwargs)
+
+        monkeypatch.setattr(chat, "call_after_refresh", first_one_at_once)
+        chat.scroll_home(animate=False, immediate=True)
+        assert early  # (the chat's own check ran before the screen moved)
+        await wait_until(
+            pilot,
+            lambda: not message.chunks[0].virtualised and any("Title" in line for line in screen_lines(app)),
+            30,
+            what="the beginning of the answer on screen",
+        )
+
+
 async def test_resizing_measures_chunks_again(small_chunks: None) -> None:
     source = long_answer(30)
     app = ChatApp()

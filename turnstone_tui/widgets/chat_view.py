@@ -222,6 +222,13 @@ class ChatView(CachedVerticalScrollBar, VerticalScroll, can_focus=True):
         """Show the frozen chunks within ``REACH`` viewports of the view, hide the others, and
         fix the height of every frozen chunk once it has settled (see ``MarkdownChunk.pin``)."""
         self._virtualise_pending = False
+        if self._scroll_required:
+            # The scroll has not reached the screen yet: Textual hands it over when the chat is
+            # next idle, and a callback after refresh can run before that (a loaded machine), with
+            # every chunk's region still where the old position had it. Judged from those, the
+            # chunks coming into view stayed hidden and the view blank. (Textual private, pinned.)
+            self._schedule_virtualise()
+            return
         viewport = self.region
         if not viewport:
             return
