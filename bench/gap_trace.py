@@ -49,17 +49,25 @@ def _kind(stack: list[str]) -> str:
     return "other"
 
 
-def report(directory: Path, pid: int, stretches: list[tuple[float, float]], top: int = 5) -> str:
-    """The ``top`` longest of ``stretches`` (silent spans of the terminal, monotonic seconds) of
-    the app ``pid``, with what its trace says happened in each."""
+def load(directory: Path, pid: int) -> dict | None:
+    """The trace the app ``pid`` wrote into ``directory`` at its exit (waited for up to 10 s), or
+    None if it wrote none (it did not exit normally)."""
     path = directory / f"{pid}.json"
     deadline = time.monotonic() + 10
     while not path.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     if not path.exists():
-        return f"  (no trace from pid {pid}: the app did not exit normally)"
+        return None
     time.sleep(0.2)  # (written at exit: let it finish)
-    trace = json.loads(path.read_text())
+    return json.loads(path.read_text())
+
+
+def report(directory: Path, pid: int, stretches: list[tuple[float, float]], top: int = 5) -> str:
+    """The ``top`` longest of ``stretches`` (silent spans of the terminal, monotonic seconds) of
+    the app ``pid``, with what its trace says happened in each."""
+    trace = load(directory, pid)
+    if trace is None:
+        return f"  (no trace from pid {pid}: the app did not exit normally)"
     if not stretches:
         return "  (no gaps)"
     origin = stretches[0][0]

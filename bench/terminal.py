@@ -434,6 +434,18 @@ def add_busy_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_compare_argument(parser: argparse.ArgumentParser) -> None:
+    """``--compare PATH`` (repeatable): another turnstone-tui console script measured in the same
+    rotation (an A/B under the same load)."""
+    parser.add_argument(
+        "--compare",
+        metavar="PATH",
+        action="append",
+        default=[],
+        help="another turnstone-tui console script to measure in the same rotation (an A/B; may be repeated)",
+    )
+
+
 def busy_context(workers: int) -> contextlib.AbstractContextManager[object]:
     return CpuHog(workers) if workers > 0 else contextlib.nullcontext()
 

@@ -68,6 +68,7 @@ from bench.terminal import (  # noqa: E402
     ROOT,
     Terminal,
     add_busy_argument,
+    add_compare_argument,
     busy_context,
     cpu_seconds,
     floor_terminal,
@@ -231,13 +232,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--tokens", type=int, default=20_000)
     add_busy_argument(parser)
-    parser.add_argument(
-        "--compare",
-        metavar="PATH",
-        action="append",
-        default=[],
-        help="another turnstone-tui console script to measure in the same rotation (an A/B; may be repeated)",
-    )
+    add_compare_argument(parser)
     parser.add_argument(
         "--no-textual-floor",
         action="store_true",

@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import re
 import sys
@@ -56,6 +55,7 @@ from bench.terminal import (  # noqa: E402
     ScreenView,
     Terminal,
     add_busy_argument,
+    add_compare_argument,
     busy_context,
     console_script,
     floor_terminal,
@@ -244,14 +244,9 @@ class Session:
 
     def trace_report(self, directory: Path, pid: int) -> str:
         """What the app's loop did from each round's last command's end to its answer on screen."""
-        path = directory / f"{pid}.json"
-        deadline = time.monotonic() + 10
-        while not path.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if not path.exists():
+        trace = gap_trace.load(directory, pid)
+        if trace is None:
             return f"  (no trace from pid {pid})"
-        time.sleep(0.2)  # (written at exit: let it finish)
-        trace = json.loads(path.read_text())
         lines = [f"  {self.name} (pid {pid}):"]
         for run, (ended, shown) in enumerate(self.windows):
             lines.append(
@@ -279,13 +274,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     add_busy_argument(parser)
-    parser.add_argument(
-        "--compare",
-        metavar="PATH",
-        action="append",
-        default=[],
-        help="another turnstone-tui console script to measure in the same rotation (an A/B; may be repeated)",
-    )
+    add_compare_argument(parser)
     parser.add_argument(
         "--trace",
         action="store_true",

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from textual.app import App, ComposeResult
 from textual.geometry import Region, Size
+from textual.pilot import Pilot
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -131,6 +134,23 @@ async def stream_into(chat: ChatView, source: str, piece: int = 37) -> Assistant
 async def settle(pilot, message: AssistantMessage) -> None:  # type: ignore[no-untyped-def]
     await wait_until(pilot, lambda: message.settled and all(chunk.frozen for chunk in message.chunks), 30)
     await pilot.pause()
+
+
+@contextlib.asynccontextmanager
+async def settled_long_answer(
+    sections: int, size: tuple[int, int] = (80, 24), piece: int = 200
+) -> AsyncIterator[tuple[ChatApp, Pilot[None], ChatView, AssistantMessage]]:
+    """A long answer streamed into a chat and settled (every chunk frozen)."""
+    app = ChatApp()
+    async with app.run_test(size=size) as pilot:
+        chat = app.query_one(ChatView)
+        message = await stream_into(chat, long_answer(sections), piece=piece)
+        await settle(pilot, message)
+        yield app, pilot, chat, message
+
+
+def beginning_shown(app: ChatApp, message: AssistantMessage) -> bool:
+    return not message.chunks[0].virtualised and any("Title" in line for line in screen_lines(app))
 
 
 @pytest.fixture
@@ -258,12 +278,7 @@ async def test_an_answer_of_one_chunk_is_left_to_the_chat_not_virtualised() -> N
 
 
 async def test_a_long_answer_keeps_only_what_is_near_the_viewport_laid_out(small_chunks: None) -> None:
-    source = long_answer(60)
-    app = ChatApp()
-    async with app.run_test(size=(80, 24)) as pilot:
-        chat = app.query_one(ChatView)
-        message = await stream_into(chat, source, piece=200)
-        await settle(pilot, message)
+    async with settled_long_answer(60) as (app, pilot, chat, message):
         # The view followed the answer to its end.
         assert chat.is_anchored and chat.scroll_y == chat.max_scroll_y > 100
         assert any("The end." in line for line in screen_lines(app))
@@ -276,11 +291,7 @@ async def test_a_long_answer_keeps_only_what_is_near_the_viewport_laid_out(small
 
         # Going to the top shows the beginning again, at the same place.
         chat.scroll_home(animate=False, immediate=True)
-        await wait_until(
-            pilot,
-            lambda: not message.chunks[0].virtualised and any("Title" in line for line in screen_lines(app)),
-            30,
-        )
+        await wait_until(pilot, lambda: beginning_shown(app, message), 30)
         assert not message.chunks[0].virtualised
         assert any("Title" in line for line in screen_lines(app))
         assert any("Intro paragraph with bold and code." in line for line in screen_lines(app))
@@ -295,12 +306,7 @@ async def test_a_scroll_shows_the_chunks_it_brings_into_view_even_if_judged_befo
     run before the screen has taken the new scroll position (Textual hands it over when the chat is
     next idle). Here the first one runs at once, as early as it can: Home must still show the
     beginning."""
-    source = long_answer(60)
-    app = ChatApp()
-    async with app.run_test(size=(80, 24)) as pilot:
-        chat = app.query_one(ChatView)
-        message = await stream_into(chat, source, piece=200)
-        await settle(pilot, message)
+    async with settled_long_answer(60) as (app, pilot, chat, message):
         # Every chunk settled: hidden, or shown with a verified height (no further check pending).
         await wait_until(
             pilot, lambda: all(chunk.virtualised or chunk.pin_verified for chunk in message.chunks)
@@ -322,20 +328,12 @@ async def test_a_scroll_shows_the_chunks_it_brings_into_view_even_if_judged_befo
         chat.scroll_home(animate=False, immediate=True)
         assert early  # (the chat's own check ran before the screen moved)
         await wait_until(
-            pilot,
-            lambda: not message.chunks[0].virtualised and any("Title" in line for line in screen_lines(app)),
-            30,
-            what="the beginning of the answer on screen",
+            pilot, lambda: beginning_shown(app, message), 30, what="the beginning of the answer on screen"
         )
 
 
 async def test_resizing_measures_chunks_again(small_chunks: None) -> None:
-    source = long_answer(30)
-    app = ChatApp()
-    async with app.run_test(size=(100, 24)) as pilot:
-        chat = app.query_one(ChatView)
-        message = await stream_into(chat, source, piece=300)
-        await settle(pilot, message)
+    async with settled_long_answer(30, size=(100, 24), piece=300) as (app, pilot, chat, message):
         await pilot.resize_terminal(50, 24)
 
         def end_shown() -> bool:
