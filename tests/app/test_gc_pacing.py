@@ -105,7 +105,9 @@ async def test_the_app_defers_during_a_turn_and_restores_after(
         app.bridge.on_content_token = spy  # type: ignore[method-assign]
         await send(pilot, "hi")
         assert seen and all(threshold[2] > 10_000 for threshold in seen)
-        await wait_until(pilot, lambda: not app._gc.deferring, 30)
+        # (the prompt was typed within the second before the turn ended: its collection waits for
+        # that second to pass)
+        await wait_until(pilot, lambda: not app._gc.deferring and not app._gc.waiting_for_typing, 30)
         assert gc.get_threshold() == normal
         assert app._gc.collections >= 1
     assert gc.get_freeze_count() == 0
@@ -315,3 +317,140 @@ async def test_a_widget_removed_after_it_was_frozen_is_freed_by_the_thorough_col
         await send(pilot, "three")
         await wait_until(pilot, lambda: app._gc.thorough_collections > thorough, 30, "a thorough collection")
         assert probe() is None
+
+
+def test_the_collection_after_a_turn_waits_for_a_pause_in_the_typing(
+    restore_gc: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A user typing ahead while the answer streams must not have their keys held by the turn's
+    collection (a thorough one takes 0.5 s and more in a long session): it runs at a pause."""
+    now = [1000.0]
+    monkeypatch.setattr(gc_pacing.time, "monotonic", lambda: now[0])
+    normal = gc.get_threshold()
+    pacer = GcPacer(max_deferral=30)
+    pacer.turn_started()
+    now[0] += 5
+    pacer.key_pressed()
+    now[0] += 0.2
+    pacer.turn_ended()
+    assert pacer.collections == 0 and pacer.waiting_for_typing
+    assert gc.get_threshold()[2] > 10_000  # the automatic full collections wait too
+    now[0] += 0.5
+    pacer.key_pressed()
+    now[0] += 0.7
+    pacer.tick()
+    assert pacer.collections == 0  # a key 0.7 s ago: still typing
+    now[0] += 0.4
+    pacer.tick()
+    assert pacer.collections == 1 and not pacer.waiting_for_typing
+    assert gc.get_threshold() == normal
+    pacer.tick()
+    assert pacer.collections == 1
+
+
+def test_typing_without_a_pause_still_gets_its_collection(
+    restore_gc: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    now = [1000.0]
+    monkeypatch.setattr(gc_pacing.time, "monotonic", lambda: now[0])
+    pacer = GcPacer(max_deferral=30)
+    pacer.turn_started()
+    pacer.key_pressed()
+    pacer.turn_ended()
+    for _ in range(29):
+        now[0] += 1
+        pacer.key_pressed()
+        pacer.tick()
+    assert pacer.collections == 0
+    now[0] += 1.5
+    pacer.key_pressed()
+    pacer.tick()
+    assert pacer.collections == 1
+
+
+def test_a_new_turn_takes_over_the_collection_put_off_for_typing(
+    restore_gc: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    now = [1000.0]
+    monkeypatch.setattr(gc_pacing.time, "monotonic", lambda: now[0])
+    pacer = GcPacer(max_deferral=30)
+    pacer.turn_started()
+    pacer.key_pressed()
+    pacer.turn_ended()
+    pacer.turn_started()  # enter: the next turn
+    now[0] += 5
+    pacer.tick()
+    assert pacer.collections == 0 and pacer.deferring  # not in the middle of the new turn
+    pacer.turn_ended()  # no key since it started (the prompt that started it does not count)
+    assert pacer.collections == 1
+
+
+def test_typing_ahead_in_every_turn_still_gets_collections(
+    restore_gc: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    now = [1000.0]
+    monkeypatch.setattr(gc_pacing.time, "monotonic", lambda: now[0])
+    pacer = GcPacer(max_deferral=30)
+    for _ in range(3):  # turns of 10 s, each typed through and the next sent at once
+        pacer.turn_started()
+        now[0] += 10
+        pacer.key_pressed()
+        pacer.turn_ended()
+    assert pacer.collections == 0  # put off since the first turn's end, 20 s ago
+    pacer.turn_started()
+    now[0] += 10
+    pacer.key_pressed()
+    pacer.turn_ended()
+    assert pacer.collections == 1
+
+
+def test_the_start_up_freeze_waits_for_a_pause_in_the_typing(
+    restore_gc: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Typing in the first second: the start-up's collection (everything alive walked) waits."""
+    now = [1000.0]
+    monkeypatch.setattr(gc_pacing.time, "monotonic", lambda: now[0])
+    pacer = GcPacer(max_deferral=30)
+    pacer.key_pressed()
+    gc.disable()
+    pacer.freeze_startup()
+    assert gc.isenabled()
+    assert pacer.thorough_collections == 0 and gc.get_freeze_count() == 0
+    now[0] += 1.5
+    pacer.tick()
+    assert pacer.thorough_collections == 1 and gc.get_freeze_count() > 1000
+
+
+def test_each_collection_first_lets_go_of_what_it_is_given(restore_gc: None) -> None:
+    calls: list[int] = []
+    pacer = GcPacer(before_collection=lambda: calls.append(gc.get_count()[2]))
+    pacer.freeze_startup()  # thorough
+    pacer.turn_started()
+    pacer.turn_ended()  # ordinary
+    assert len(calls) == 2
+
+
+async def test_keys_typed_across_the_end_of_a_turn_put_off_its_collection(
+    app: TurnstoneApp, model_server: ScriptedModelServer, restore_gc: None
+) -> None:
+    """In the app: the user types on while the answer ends; no full collection runs until they
+    stop for a second, then it does."""
+    model_server.script([Reply.text("the answer comes in slowly", chunk_size=3, delay=0.05)])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await start(pilot)
+        await wait_until(pilot, lambda: gc.get_freeze_count() > 1000, 30, "the start-up freeze")
+        collections = app._gc.collections
+        finished = app.turns_finished
+        await send(pilot, "hi", wait=False)
+        loop = asyncio.get_running_loop()
+        typing_until: float | None = None
+        while typing_until is None or loop.time() < typing_until:
+            await pilot.press("x")
+            await asyncio.sleep(0.25)
+            if typing_until is None and app.turns_finished > finished and not app.busy:
+                typing_until = loop.time() + 2.0  # type on for 2 s after the turn ended
+            assert app._gc.collections == collections, "a collection ran while the user typed"
+        assert app._gc.waiting_for_typing
+        await wait_until(pilot, lambda: app._gc.collections > collections, 30, "the put-off collection")
+        assert not app._gc.waiting_for_typing
+        assert "xxxx" in app.prompt.text

@@ -146,7 +146,8 @@ class TurnstoneApp(App[None]):
         self._remove_inbox_listener: Callable[[], None] | None = None
         self._mcp_wait = FirstTurnMcpWait()
         self._session_ready = asyncio.Event()
-        self._gc = GcPacer()
+        # (dead widgets' drawn lines let go before each collection: then it need not walk them)
+        self._gc = GcPacer(before_collection=release_dead_widget_caches)
         self._scroll_settle: Timer | None = None
         config = runtime.config if runtime else None
         self.main = MainScreen(
@@ -188,6 +189,7 @@ class TurnstoneApp(App[None]):
         if not isinstance(event, (events.Key, events.Paste)):
             await super().on_event(event)
             return
+        self._gc.key_pressed()  # (a full collection waits for a pause in the typing)
         if self.main.is_attached:
             panes = self.main.mounted_panes
             if panes is not None:
@@ -548,7 +550,6 @@ class TurnstoneApp(App[None]):
 
     def _collect_once_drawn(self) -> None:
         if not self.busy:
-            release_dead_widget_caches()  # (before the collection: what it frees is not walked)
             self._gc.turn_ended()
 
     def watch_ready(self) -> None:

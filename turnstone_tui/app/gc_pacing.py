@@ -29,7 +29,12 @@ screen while an answer streams, and a cost per turn that grew with the session. 
   each page of a long session draws entries never drawn before, and the objects that makes
   brought on a full collection in the frame of about one PageUp in five (50-250 ms in a resumed
   300-turn session, growing as the pages were drawn); the pacer's collection runs once the
-  scrolling has stopped (``scroll_settled``).
+  scrolling has stopped (``scroll_settled``);
+- while the user types (a key within ``TYPING_QUIET_SECONDS``), the collection after a turn and the
+  one that ends start-up wait for a pause in the typing (``tick``, every second; or
+  ``max_deferral`` seconds of typing without one): a thorough collection in a long session takes
+  0.5 s and more, and one that started while a user typed ahead during the answer held every key
+  after it that long.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from __future__ import annotations
 import gc
 import sys
 import time
+from collections.abc import Callable
 
 # gen-2 threshold while a turn runs: "never, unless we ask".
 _DEFERRED_THRESHOLD = 1_000_000
@@ -48,18 +54,30 @@ QUIET_WAIT_FACTOR = 4
 # after each turn (a thorough collection every ~63 turns, 750-880 ms each), a tenth ~12 MB (every
 # ~26 turns, ~530 ms: ~23 ms a turn averaged), a twentieth ~6 MB (every ~12 turns, ~40 ms a turn).
 GROWTH_RATIO = 0.1
+# A key within this many seconds: the user is typing, and a full collection waits for a pause.
+TYPING_QUIET_SECONDS = 1.0
 
 
 class GcPacer:
     """Defers full collections during turns; call ``turn_started`` / ``turn_ended``."""
 
-    def __init__(self, *, max_deferral: float = 30.0, growth_ratio: float = GROWTH_RATIO) -> None:
+    def __init__(
+        self,
+        *,
+        max_deferral: float = 30.0,
+        growth_ratio: float = GROWTH_RATIO,
+        before_collection: Callable[[], None] | None = None,
+    ) -> None:
         self.max_deferral = max_deferral
         self.growth_ratio = growth_ratio
+        self._before_collection = before_collection
         self._normal = gc.get_threshold()
         self._deferring_since: float | None = None
         self._freeze_pending = False
         self._scrolling_since: float | None = None
+        self._last_key_at: float | None = None
+        # A collection that waits for the user to stop typing: since when, and which.
+        self._put_off_since: float | None = None
         # The heap's size (Python's memory blocks in use) after the last thorough collection.
         self._blocks_after_thorough = 0
         self.collections = 0
@@ -69,18 +87,47 @@ class GcPacer:
     def deferring(self) -> bool:
         return self._deferring_since is not None
 
+    @property
+    def waiting_for_typing(self) -> bool:
+        """A collection is put off until the user pauses their typing."""
+        return self._put_off_since is not None
+
+    def key_pressed(self) -> None:
+        self._last_key_at = time.monotonic()
+
+    def _typing(self, now: float) -> bool:
+        return self._last_key_at is not None and now - self._last_key_at < TYPING_QUIET_SECONDS
+
+    def _put_off_for_typing(self) -> bool:
+        """The user is typing: note a collection as put off (the automatic ones wait too) and
+        say so; ``tick`` runs it at a pause. Not when one has waited ``max_deferral`` already
+        (a new turn's end included: one who types ahead in every turn gets collections too)."""
+        now = time.monotonic()
+        if not self._typing(now):
+            return False
+        if self._put_off_since is None:
+            self._put_off_since = now
+        elif now - self._put_off_since >= self.max_deferral:
+            return False
+        gen0, gen1, _ = self._normal
+        gc.set_threshold(gen0, gen1, _DEFERRED_THRESHOLD)
+        return True
+
     def freeze_startup(self) -> None:
         """Collect, then move everything alive now out of future collections' way. During a turn
-        this waits for the turn's end (a full collection would stall the stream). The collector
-        is on from now in any case (the console script starts the app with it off)."""
+        this waits for the turn's end (a full collection would stall the stream), and while the
+        user types for a pause. The collector is on from now in any case (the console script starts the app with it off)."""
         gc.enable()
-        if self._deferring_since is not None:
+        if self._deferring_since is not None or self._put_off_for_typing():
             self._freeze_pending = True
             return
         self._freeze_pending = False
         self._thorough()
 
     def turn_started(self) -> None:
+        # Typing that counts is typing during the turn (ahead of the answer): the prompt that
+        # started it, sent a moment before, does not put off the collection at its end.
+        self._last_key_at = None
         if self._deferring_since is None:
             self._deferring_since = time.monotonic()
             gen0, gen1, _ = self._normal
@@ -90,33 +137,57 @@ class GcPacer:
         if self._deferring_since is not None:
             self._deferring_since = None
             gc.set_threshold(*self._normal)
-            if self._freeze_pending:
-                self.freeze_startup()
-            else:
-                self.collect()
+            self._collect_unless_typing()
+
+    def _collect_unless_typing(self) -> None:
+        if self._freeze_pending:
+            self.freeze_startup()
+        elif not self._put_off_for_typing():
+            self.collect()
 
     def tick(self, *, quiet: bool = True) -> None:
-        """Call now and then: a turn that runs for long still gets a collection, at a quiet
-        moment (``quiet``: nothing is streaming onto the screen right now) if one comes within
-        ``QUIET_WAIT_FACTOR`` times ``max_deferral``, and then regardless."""
+        """Call every second or so: a collection put off while the user typed runs once they
+        paused (or typed for ``max_deferral`` seconds); a turn that runs for long still gets a
+        collection, at a quiet moment (``quiet``: nothing is streaming onto the screen right now)
+        if one comes within ``QUIET_WAIT_FACTOR`` times ``max_deferral``, and then regardless."""
         if self._deferring_since is None:
+            self._collect_after_typing()
             return
         waited = time.monotonic() - self._deferring_since
         if waited >= self.max_deferral and (quiet or waited >= self.max_deferral * QUIET_WAIT_FACTOR):
             self.collect()
             self._deferring_since = time.monotonic()
 
+    def _collect_after_typing(self) -> None:
+        if self._put_off_since is None or self._scrolling_since is not None:
+            return
+        now = time.monotonic()
+        if self._typing(now) and now - self._put_off_since < self.max_deferral:
+            return
+        gc.set_threshold(*self._normal)
+        if self._freeze_pending:
+            self._freeze_pending = False
+            self._thorough()
+        else:
+            self.collect()
+
     def collect(self) -> None:
         """Collect what is not frozen and freeze what survives; a thorough collection instead
         when the heap has grown by ``growth_ratio`` since the last one."""
         self.collections += 1
+        self._put_off_since = None
         if sys.getallocatedblocks() > self._blocks_after_thorough * (1 + self.growth_ratio):
             self._thorough()
             return
+        if self._before_collection is not None:
+            self._before_collection()
         gc.collect()
         gc.freeze()
 
     def _thorough(self) -> None:
+        if self._before_collection is not None:
+            self._before_collection()
+        self._put_off_since = None
         gc.unfreeze()
         gc.collect()
         gc.freeze()
@@ -151,5 +222,6 @@ class GcPacer:
         """The app is closing: put the interpreter's settings back."""
         self._deferring_since = None
         self._scrolling_since = None
+        self._put_off_since = None
         gc.set_threshold(*self._normal)
         gc.unfreeze()
