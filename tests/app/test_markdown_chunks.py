@@ -537,6 +537,34 @@ async def test_a_frame_is_drawn_between_two_appends_of_a_streaming_chunk(
         assert any("The end." in line for line in screen_lines(app))
 
 
+async def test_an_answer_that_ends_shows_its_last_words_without_waiting_for_the_frame_before(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """While an answer streams, each append waits for the frame that shows the one before it. The
+    text that comes with the answer's end waited there too, then for its own frame: two frames
+    before the last words were on screen. Now the chunk appends it as it retires. (The frame here
+    never comes: the old code held the last words until its 30 s timeout.)"""
+    from turnstone_tui.widgets.markdown_chunks import FramePacedStream
+
+    async def frame_never_comes(self: FramePacedStream) -> None:
+        await asyncio.Event().wait()
+
+    monkeypatch.setattr(FramePacedStream, "_drawn", frame_never_comes)
+    app = ChatApp()
+    async with app.run_test(size=(90, 60)) as pilot:
+        chat = app.query_one(ChatView)
+        chunk = MarkdownChunk(first=True, live=True)
+        await chat.mount(chunk)
+        await wait_until(pilot, lambda: not chunk.busy, 30)
+        await chunk.write("# Title\n\nThe first words.\n\n")
+        await wait_until(pilot, lambda: "first words" in chunk.rendered_source and not chunk.busy, 30)
+        await chunk.write("- and the last\n- words\n")  # waits for the frame after the first append
+        await asyncio.wait_for(chunk.retire(virtualise=False), 5)
+        assert chunk.rendered_source == chunk.source
+        await pilot.pause()
+        assert any("words" in line and "first" not in line for line in screen_lines(app))
+
+
 HEADED = "## Plan\n\nThe failing test comes from a naive datetime.\n\n- one\n- two\n"
 
 

@@ -214,7 +214,11 @@ class AssistantMessage(WidthArranged):
         if self.parent is not None and self.parent.has_class("-raw"):
             self.sync_raw()
 
-    async def _flush(self, *, render: bool = False) -> None:
+    async def _flush(self, *, render: bool = False, final: bool = False) -> None:
+        """Hand the buffered text to the live chunk. ``final``: the answer has ended; the live
+        chunk takes up to twice its usual number of blocks rather than start a new chunk (which
+        would be mounted, then streamed into: a frame or two more before the answer's last words
+        were on screen; the last flush's text crossed a chunk's end in 1 of 3-5 answers)."""
         self._flush_timer = None
         async with self._flush_lock:
             if not self._unflushed:
@@ -229,7 +233,8 @@ class AssistantMessage(WidthArranged):
             from .markdown_chunks import MarkdownChunk, split_for_new_chunk
 
             live = chunks[-1]
-            split = split_for_new_chunk(live.source, text, self.blocks_per_chunk, live.block_index)
+            limit = self.blocks_per_chunk * (2 if final else 1)
+            split = split_for_new_chunk(live.source, text, limit, live.block_index)
             if split is None:
                 await live.write(text, render=render)
             else:
@@ -252,7 +257,7 @@ class AssistantMessage(WidthArranged):
         if self._flush_timer is not None:
             self._flush_timer.stop()
             self._flush_timer = None
-        await self._flush()
+        await self._flush(final=True)
         self.finished = True
         async with self._flush_lock:
             chunks = self.chunks

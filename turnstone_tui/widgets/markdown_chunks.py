@@ -150,7 +150,31 @@ class FramePacedStream(MarkdownStream):
     answer's text is always waiting, appends ran back to back for 100-300 ms with no frame
     between them (traces of bench/terminal_markdown.py). Here, after an append, the next one
     waits until the screen has drawn it (``call_after_refresh``), or ``FRAME_WAIT`` at most;
-    text that arrives meanwhile joins the next append, as in Textual's stream."""
+    text that arrives meanwhile joins the next append, as in Textual's stream.
+
+    When the chunk retires (:meth:`take_pending`), nothing waits for a frame any more: the text
+    still pending is handed to the retiring chunk to append at once, and the frame that append
+    asks for shows it. Left to the stream, the answer's last words waited for the frame of the
+    append before them, and then for their own (on a busy machine 30-50 ms of the time from the
+    last token to the settled screen, traces of bench/terminal_markdown.py)."""
+
+    _appending = False
+    _hurried = False
+    _waiting: asyncio.Future[None] | None = None
+
+    def take_pending(self) -> str | None:
+        """No more text comes. With no append in flight: the text pending, taken from the stream
+        (which appends nothing more; the caller appends it, then stops the stream). With one in
+        flight: None, and the stream appends what is pending as soon as it ends."""
+        self._hurried = True
+        if self._waiting is not None and not self._waiting.done():
+            self._waiting.set_result(None)
+        if self._appending:
+            return None
+        text = "".join(self._pending)
+        self._pending.clear()
+        self._new_markup.clear()
+        return text
 
     async def _run(self) -> None:
         try:
@@ -158,8 +182,15 @@ class FramePacedStream(MarkdownStream):
                 new_markdown = "".join(self._pending)
                 self._pending.clear()
                 self._new_markup.clear()
-                await asyncio.shield(self.markdown_widget.append(new_markdown))
-                await self._drawn()
+                if not new_markdown:  # (taken by take_pending while this task was waking)
+                    continue
+                self._appending = True
+                try:
+                    await asyncio.shield(self.markdown_widget.append(new_markdown))
+                finally:
+                    self._appending = False
+                if not self._hurried:
+                    await self._drawn()
         except asyncio.CancelledError:
             pass  # (stopped: what is still pending is appended below, as Textual's stream does)
         new_markdown = "".join(self._pending)
@@ -171,7 +202,7 @@ class FramePacedStream(MarkdownStream):
         ``asyncio.wait_for``: in Python 3.11 it swallows a cancellation that comes as the future
         completes, and ``stop()`` would then wait for this task for ever.)"""
         loop = asyncio.get_running_loop()
-        drawn = loop.create_future()
+        drawn = self._waiting = loop.create_future()
 
         def note() -> None:
             if not drawn.done():
@@ -183,6 +214,7 @@ class FramePacedStream(MarkdownStream):
             await drawn
         finally:
             timeout.cancel()
+            self._waiting = None
 
 
 class MarkdownChunk(WidthArranged):
@@ -295,6 +327,9 @@ class MarkdownChunk(WidthArranged):
         markdown = self.markdown
         if self._stream is not None:
             stream, self._stream = self._stream, None
+            rest = stream.take_pending() if isinstance(stream, FramePacedStream) else None
+            if rest:  # (here, not in the stream's task: a frame queued before it would go first)
+                await markdown.append(rest)
             # MarkdownStream.stop() cancels its task; if that lands while an append is in flight,
             # the task appends its leftovers concurrently with it, and two appends at once
             # corrupt the blocks. So stop only once the stream has handed everything over.
