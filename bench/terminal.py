@@ -272,6 +272,13 @@ class Terminal:
         with self._lock:
             return ScreenView(self.screen).text
 
+    def resize(self, cols: int, rows: int) -> None:
+        """Give the terminal a new size (the program gets SIGWINCH from the kernel and redraws)."""
+        with self._lock:
+            self.screen.resize(rows, cols)
+            self.cols, self.rows = cols, rows
+        fcntl.ioctl(self._master, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+
     def wait_for(self, condition: Condition, timeout: float) -> float | None:
         """The time the screen first met ``condition`` (checked on every chunk of output, and now),
         or None if it did not within ``timeout`` seconds or the program ended."""

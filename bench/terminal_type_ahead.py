@@ -85,7 +85,17 @@ class Typist:
         sent = term.send(self._typed[-1])
         shown = term.wait_for(lambda screen, text=self._typed: text in screen.text, 30)
         if shown is None:
-            raise SystemExit(f"{self.name}: a typed key never showed ({self._typed!r}):\n{term.text()}")
+            before = term.text()
+            # A full redraw tells a frame the terminal never got (the text shows now) from a key
+            # the app lost (it does not).
+            term.resize(term.cols - 2, term.rows)
+            time.sleep(1.0)
+            term.resize(term.cols + 2, term.rows)
+            redrawn = term.wait_for(lambda screen, text=self._typed: text in screen.text, 5)
+            raise SystemExit(
+                f"{self.name}: a typed key never showed ({self._typed!r}); after a full redraw "
+                f"{'it shows' if redrawn else 'it still does not'}:\n{before}\n--- redrawn:\n{term.text()}"
+            )
         return shown - sent
 
     def _erase(self) -> None:

@@ -368,40 +368,27 @@ def test_typing_without_a_pause_still_gets_its_collection(
     assert pacer.collections == 1
 
 
-def test_a_new_turn_takes_over_the_collection_put_off_for_typing(
+def test_sending_the_typed_prompt_runs_the_collection_put_off_for_it(
     restore_gc: None, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The user typed through the end of a turn and sent the next prompt without a pause: the
+    put-off collection runs as that turn starts (before its answer streams), not later while
+    they type ahead again."""
     now = [1000.0]
     monkeypatch.setattr(gc_pacing.time, "monotonic", lambda: now[0])
     pacer = GcPacer(max_deferral=30)
-    pacer.turn_started()
-    pacer.key_pressed()
-    pacer.turn_ended()
-    pacer.turn_started()  # enter: the next turn
-    now[0] += 5
-    pacer.tick()
-    assert pacer.collections == 0 and pacer.deferring  # not in the middle of the new turn
-    pacer.turn_ended()  # no key since it started (the prompt that started it does not count)
-    assert pacer.collections == 1
-
-
-def test_typing_ahead_in_every_turn_still_gets_collections(
-    restore_gc: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    now = [1000.0]
-    monkeypatch.setattr(gc_pacing.time, "monotonic", lambda: now[0])
-    pacer = GcPacer(max_deferral=30)
-    for _ in range(3):  # turns of 10 s, each typed through and the next sent at once
+    for turn in range(1, 4):  # turns of 10 s, each typed through and the next sent at once
         pacer.turn_started()
+        assert pacer.collections == turn - 1 and not pacer.waiting_for_typing
+        assert pacer.deferring and gc.get_threshold()[2] > 10_000
         now[0] += 10
         pacer.key_pressed()
         pacer.turn_ended()
-    assert pacer.collections == 0  # put off since the first turn's end, 20 s ago
+        assert pacer.collections == turn - 1 and pacer.waiting_for_typing
     pacer.turn_started()
-    now[0] += 10
-    pacer.key_pressed()
-    pacer.turn_ended()
-    assert pacer.collections == 1
+    assert pacer.collections == 3
+    pacer.turn_ended()  # no key since it started (the prompt that started it does not count)
+    assert pacer.collections == 4 and not pacer.waiting_for_typing
 
 
 def test_the_start_up_freeze_waits_for_a_pause_in_the_typing(

@@ -32,7 +32,8 @@ screen while an answer streams, and a cost per turn that grew with the session. 
   scrolling has stopped (``scroll_settled``);
 - while the user types (a key within ``TYPING_QUIET_SECONDS``), the collection after a turn and the
   one that ends start-up wait for a pause in the typing (``tick``, every second; or
-  ``max_deferral`` seconds of typing without one): a thorough collection in a long session takes
+  ``max_deferral`` seconds of typing without one), or for the user to send what they typed (the
+  next turn's start, before its request goes out): a thorough collection in a long session takes
   0.5 s and more, and one that started while a user typed ahead during the answer held every key
   after it that long.
 """
@@ -100,15 +101,12 @@ class GcPacer:
 
     def _put_off_for_typing(self) -> bool:
         """The user is typing: note a collection as put off (the automatic ones wait too) and
-        say so; ``tick`` runs it at a pause. Not when one has waited ``max_deferral`` already
-        (a new turn's end included: one who types ahead in every turn gets collections too)."""
+        say so; ``tick`` runs it at a pause, or ``turn_started`` when the user sends a prompt."""
         now = time.monotonic()
         if not self._typing(now):
             return False
         if self._put_off_since is None:
             self._put_off_since = now
-        elif now - self._put_off_since >= self.max_deferral:
-            return False
         gen0, gen1, _ = self._normal
         gc.set_threshold(gen0, gen1, _DEFERRED_THRESHOLD)
         return True
@@ -125,6 +123,9 @@ class GcPacer:
         self._thorough()
 
     def turn_started(self) -> None:
+        if self._put_off_since is not None and self._deferring_since is None:
+            # The user sent what they typed: the pause their typing left, before the answer streams.
+            self._collect_put_off()
         # Typing that counts is typing during the turn (ahead of the answer): the prompt that
         # started it, sent a moment before, does not put off the collection at its end.
         self._last_key_at = None
@@ -164,6 +165,9 @@ class GcPacer:
         now = time.monotonic()
         if self._typing(now) and now - self._put_off_since < self.max_deferral:
             return
+        self._collect_put_off()
+
+    def _collect_put_off(self) -> None:
         gc.set_threshold(*self._normal)
         if self._freeze_pending:
             self._freeze_pending = False
