@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from time import monotonic
 from typing import TYPE_CHECKING
 
 from textual.app import ComposeResult
@@ -125,13 +126,16 @@ class ErrorMessage(CleanLines, Static):
         self.border_title = "error"
 
 
-FLUSH_INTERVAL = 0.02
-"""Seconds between Markdown updates while an answer streams. Every gap in a streaming answer's
-output is at least this long plus the append and a frame, and up to one period of the screen's
-60 Hz frame clock on top: at 0.04 s that floor alone came to 40-60 ms on a quiet machine (the
-50 ms goal). When frames are slower than this, the Markdown stream's appends wait for them and
-what arrives meanwhile joins the next (markdown_chunks.FramePacedStream), so a shorter interval
-does not add appends a loaded machine cannot draw."""
+FLUSH_INTERVAL = 0.03
+"""Seconds between Markdown updates while an answer streams, counted from the last update (not
+from the first text that came after it). Every gap in a streaming answer's output holds one such
+wait, the append and a frame. Counted from the first text after an update, as it was with 0.02,
+the beat followed the engine's reads, which come late whenever the loop is busy with an append
+and its frame: updates came 30 ms apart (median), 42 ms (p90), up to 70 ms, and each late one
+made one long gap on screen. A steady 30 ms beat from the last update holds as many updates a
+second as that median, so no more appends and frames, and no long ones. When frames are slower
+than this, the Markdown stream's appends wait for them and what arrives meanwhile joins the next
+(markdown_chunks.FramePacedStream)."""
 
 
 class AssistantMessage(WidthArranged):
@@ -154,6 +158,7 @@ class AssistantMessage(WidthArranged):
         self._flush_timer: Timer | None = None
         self._flush_lock = asyncio.Lock()
         self._flushed_once = bool(source)
+        self._flushed_at = 0.0  # monotonic() of the last flush
         self.finished = finished
 
     @property
@@ -207,8 +212,12 @@ class AssistantMessage(WidthArranged):
             self._flushed_once = True
             await self._flush(render=True)
         elif self._flush_timer is None:
-            # The first words go out at once (the answer box is not drawn empty for a frame).
-            delay = FLUSH_INTERVAL if self._flushed_once else 0.001  # (Textual: no 0 s timer)
+            # The first words go out at once (the answer box is not drawn empty for a frame);
+            # later ones FLUSH_INTERVAL after the last flush, at once if that has passed.
+            # (Textual: no 0 s timer.)
+            delay = (
+                max(0.001, FLUSH_INTERVAL - (monotonic() - self._flushed_at)) if self._flushed_once else 0.001
+            )
             self._flushed_once = True
             self._flush_timer = self.set_timer(delay, self._flush)
         if self.parent is not None and self.parent.has_class("-raw"):
@@ -220,6 +229,7 @@ class AssistantMessage(WidthArranged):
         would be mounted, then streamed into: a frame or two more before the answer's last words
         were on screen; the last flush's text crossed a chunk's end in 1 of 3-5 answers)."""
         self._flush_timer = None
+        self._flushed_at = monotonic()
         async with self._flush_lock:
             if not self._unflushed:
                 return
