@@ -19,6 +19,14 @@ from turnstone_tui.app.gc_pacing import GcPacer
 
 
 @pytest.fixture
+def now(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The pacer's clock, moved by hand (``now[0] += seconds``)."""
+    clock = [1000.0]
+    monkeypatch.setattr(gc_pacing.time, "monotonic", lambda: clock[0])
+    return clock
+
+
+@pytest.fixture
 def restore_gc() -> Iterator[None]:
     threshold = gc.get_threshold()
     yield
@@ -48,11 +56,7 @@ def test_a_long_turn_still_collects(restore_gc: None) -> None:
     assert pacer.deferring
 
 
-def test_a_long_turn_collects_at_a_quiet_moment_if_one_comes(
-    restore_gc: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    now = [1000.0]
-    monkeypatch.setattr(gc_pacing.time, "monotonic", lambda: now[0])
+def test_a_long_turn_collects_at_a_quiet_moment_if_one_comes(restore_gc: None, now: list[float]) -> None:
     pacer = GcPacer(max_deferral=30)
     pacer.turn_started()
     now[0] += 31
@@ -197,9 +201,7 @@ def test_scrolling_during_a_turn_leaves_the_collection_to_the_turns_end(restore_
     assert gc.get_threshold()[2] > 10_000
 
 
-def test_scrolling_for_long_still_collects(restore_gc: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    now = [1000.0]
-    monkeypatch.setattr(gc_pacing.time, "monotonic", lambda: now[0])
+def test_scrolling_for_long_still_collects(restore_gc: None, now: list[float]) -> None:
     pacer = GcPacer(max_deferral=30)
     pacer.scrolling()
     now[0] += 29
@@ -320,12 +322,10 @@ async def test_a_widget_removed_after_it_was_frozen_is_freed_by_the_thorough_col
 
 
 def test_the_collection_after_a_turn_waits_for_a_pause_in_the_typing(
-    restore_gc: None, monkeypatch: pytest.MonkeyPatch
+    restore_gc: None, now: list[float]
 ) -> None:
     """A user typing ahead while the answer streams must not have their keys held by the turn's
     collection (a thorough one takes 0.5 s and more in a long session): it runs at a pause."""
-    now = [1000.0]
-    monkeypatch.setattr(gc_pacing.time, "monotonic", lambda: now[0])
     normal = gc.get_threshold()
     pacer = GcPacer(max_deferral=30)
     pacer.turn_started()
@@ -348,11 +348,7 @@ def test_the_collection_after_a_turn_waits_for_a_pause_in_the_typing(
     assert pacer.collections == 1
 
 
-def test_typing_without_a_pause_still_gets_its_collection(
-    restore_gc: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    now = [1000.0]
-    monkeypatch.setattr(gc_pacing.time, "monotonic", lambda: now[0])
+def test_typing_without_a_pause_still_gets_its_collection(restore_gc: None, now: list[float]) -> None:
     pacer = GcPacer(max_deferral=30)
     pacer.turn_started()
     pacer.key_pressed()
@@ -369,13 +365,11 @@ def test_typing_without_a_pause_still_gets_its_collection(
 
 
 def test_sending_the_typed_prompt_runs_the_collection_put_off_for_it(
-    restore_gc: None, monkeypatch: pytest.MonkeyPatch
+    restore_gc: None, now: list[float]
 ) -> None:
     """The user typed through the end of a turn and sent the next prompt without a pause: the
     put-off collection runs as that turn starts (before its answer streams), not later while
     they type ahead again."""
-    now = [1000.0]
-    monkeypatch.setattr(gc_pacing.time, "monotonic", lambda: now[0])
     pacer = GcPacer(max_deferral=30)
     for turn in range(1, 4):  # turns of 10 s, each typed through and the next sent at once
         pacer.turn_started()
@@ -391,12 +385,8 @@ def test_sending_the_typed_prompt_runs_the_collection_put_off_for_it(
     assert pacer.collections == 4 and not pacer.waiting_for_typing
 
 
-def test_the_start_up_freeze_waits_for_a_pause_in_the_typing(
-    restore_gc: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_the_start_up_freeze_waits_for_a_pause_in_the_typing(restore_gc: None, now: list[float]) -> None:
     """Typing in the first second: the start-up's collection (everything alive walked) waits."""
-    now = [1000.0]
-    monkeypatch.setattr(gc_pacing.time, "monotonic", lambda: now[0])
     pacer = GcPacer(max_deferral=30)
     pacer.key_pressed()
     gc.disable()

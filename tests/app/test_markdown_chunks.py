@@ -149,6 +149,14 @@ async def settled_long_answer(
         yield app, pilot, chat, message
 
 
+async def mounted_live_chunk(pilot, app: ChatApp) -> MarkdownChunk:  # type: ignore[no-untyped-def]
+    """A live chunk mounted in the chat, its Markdown ready for text."""
+    chunk = MarkdownChunk(first=True, live=True)
+    await app.query_one(ChatView).mount(chunk)
+    await wait_until(pilot, lambda: not chunk.busy, 30)
+    return chunk
+
+
 def beginning_shown(app: ChatApp, message: AssistantMessage) -> bool:
     return not message.chunks[0].virtualised and any("Title" in line for line in screen_lines(app))
 
@@ -519,10 +527,7 @@ async def test_a_frame_is_drawn_between_two_appends_of_a_streaming_chunk(
     monkeypatch.setattr(Screen, "_compositor_refresh", logged_refresh)
     app = ChatApp()
     async with app.run_test(size=(90, 200)) as pilot:
-        chat = app.query_one(ChatView)
-        chunk = MarkdownChunk(first=True, live=True)
-        await chat.mount(chunk)
-        await wait_until(pilot, lambda: not chunk.busy, 30)
+        chunk = await mounted_live_chunk(pilot, app)
         log.clear()
         source = long_answer(3)
         for start in range(0, len(source), 20):
@@ -552,10 +557,7 @@ async def test_an_answer_that_ends_shows_its_last_words_without_waiting_for_the_
     monkeypatch.setattr(FramePacedStream, "_drawn", frame_never_comes)
     app = ChatApp()
     async with app.run_test(size=(90, 60)) as pilot:
-        chat = app.query_one(ChatView)
-        chunk = MarkdownChunk(first=True, live=True)
-        await chat.mount(chunk)
-        await wait_until(pilot, lambda: not chunk.busy, 30)
+        chunk = await mounted_live_chunk(pilot, app)
         await chunk.write("# Title\n\nThe first words.\n\n")
         await wait_until(pilot, lambda: "first words" in chunk.rendered_source and not chunk.busy, 30)
         await chunk.write("- and the last\n- words\n")  # waits for the frame after the first append
