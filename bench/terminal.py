@@ -17,6 +17,7 @@ and held the program's writes meanwhile: a pty buffers only 4 KB.)
 from __future__ import annotations
 
 import argparse
+import collections
 import contextlib
 import fcntl
 import os
@@ -37,6 +38,8 @@ from pathlib import Path
 import pyte
 
 ROOT = Path(__file__).resolve().parent.parent
+RAW_LOG_BYTES = 16 << 20
+"""How much of a terminal's traffic (both ways) :attr:`Terminal.raw_log` keeps, the newest."""
 
 
 def venv_python() -> str:
@@ -106,6 +109,7 @@ class Terminal:
     ) -> None:
         self.argv = list(argv)
         self.cols, self.rows = cols, rows
+        self._start_cols, self._start_rows = cols, rows
         self.env = {**os.environ, **(env or {}), "TERM": "xterm-256color", "COLORTERM": "truecolor"}
         self.env.pop("TMUX", None)
         self.cwd = str(cwd) if cwd else None
@@ -127,6 +131,12 @@ class Terminal:
         # for a CPU so far (run queue, /proc/PID/task/PID/schedstat), None where it cannot be read
         self.run_queue_waits: list[float | None] | None = None
         self._schedstat: int | None = None
+        # Every chunk the program wrote and every key written to it, in order, with its time:
+        # (monotonic, "out" | "in", bytes), the last RAW_LOG_BYTES of them (dump_raw_log).
+        self.raw_log: collections.deque[tuple[float, str, bytes]] = collections.deque()
+        self._raw_log_bytes = 0
+        self.raw_log_complete = True  # nothing dropped yet: the log holds all the output since start
+        self._raw_log_lock = threading.Lock()
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> Terminal:
@@ -184,7 +194,41 @@ class Terminal:
                     self.output_times.append(now)
                     if self.run_queue_waits is not None:
                         self.run_queue_waits.append(self._run_queue_wait())
+            self._log_raw(now, "out", data)
             chunks.put((now, data))
+
+    def _log_raw(self, now: float, kind: str, data: bytes) -> None:
+        with self._raw_log_lock:
+            log = self.raw_log
+            log.append((now, kind, data))
+            self._raw_log_bytes += len(data)
+            while self._raw_log_bytes > RAW_LOG_BYTES and len(log) > 1:
+                self._raw_log_bytes -= len(log.popleft()[2])
+                self.raw_log_complete = False
+
+    def dump_raw_log(self, path: Path) -> Path:
+        """Write the raw log (the program's output chunks and the keys written, in order, as
+        they crossed the pty, times relative to the first entry) to ``path``: one line per entry,
+        ``time kind repr(bytes)``."""
+        with self._raw_log_lock:
+            entries = list(self.raw_log)
+        t0 = entries[0][0] if entries else 0.0
+        with path.open("w", encoding="utf-8") as out:
+            for at, kind, data in entries:
+                out.write(f"{at - t0:10.4f} {kind:3} {data!r}\n")
+        return path
+
+    def replay_raw_log(self) -> list[str] | None:
+        """The screen a fresh pyte screen of the starting size shows after all the output logged,
+        fed in one piece (other chunk boundaries than the reader's), or None if the log is not
+        complete."""
+        with self._raw_log_lock:
+            if not self.raw_log_complete:
+                return None
+            data = b"".join(chunk for _, kind, chunk in self.raw_log if kind == "out")
+        screen = pyte.Screen(self._start_cols, self._start_rows)
+        pyte.ByteStream(screen).feed(data)
+        return list(screen.display)
 
     def _parse_loop(self) -> None:
         """Feed each chunk to the screen and check the waiters with the time it arrived."""
@@ -265,6 +309,7 @@ class Terminal:
         """Write keys to the terminal; the time they were written."""
         data = keys.encode() if isinstance(keys, str) else keys
         now = time.monotonic()
+        self._log_raw(now, "in", data)
         os.write(self._master, data)
         return now
 

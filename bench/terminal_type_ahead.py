@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 import tempfile
 import time
@@ -86,8 +87,19 @@ class Typist:
         shown = term.wait_for(lambda screen, text=self._typed: text in screen.text, 30)
         if shown is None:
             before = term.text()
+            # The raw traffic (keys in, output out) and the same output parsed again in one piece:
+            # if the replay shows the key, pyte parsed the live chunks wrong; if not, the app wrote it.
+            log = term.dump_raw_log(Path(tempfile.gettempdir()) / f"type-ahead-raw-{os.getpid()}.log")
+            replay = term.replay_raw_log()
+            replayed = (
+                "not replayed (the log dropped its oldest output)"
+                if replay is None
+                else f"the output replayed in one piece {'shows' if self._typed in chr(10).join(replay) else 'does not show'} "
+                f"it: {[line.rstrip() for line in replay if PREFIX in line]}"
+            )
+            print(f"{self.name}: raw log in {log}; {replayed}", flush=True)
             # A full redraw tells a frame the terminal never got (the text shows now) from a key
-            # the app lost (it does not).
+            # the app lost or applied out of order (it does not: the raw log shows which).
             term.resize(term.cols - 2, term.rows)
             time.sleep(1.0)
             term.resize(term.cols + 2, term.rows)
