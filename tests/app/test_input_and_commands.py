@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from textual import events
 from textual.command import CommandPalette
 
 from tests.app.helpers import answers, errors, infos, send, start, wait_until
@@ -58,6 +59,25 @@ async def test_enter_sends_and_shift_enter_or_ctrl_j_add_newlines(
         await wait_until(pilot, lambda: app.turns_finished == 1)
         assert model_server.model_requests()[0].body["messages"][-1]["content"] == "a\nb\nc"
         assert app.prompt.text == ""
+
+
+async def test_keys_read_together_are_applied_in_the_order_typed(
+    app: TurnstoneApp, model_server: ScriptedModelServer
+) -> None:
+    # A quick typist's keys reach the app together when it is busy (an answer streaming): the
+    # prompt's own bindings (backspace, the arrows) must not run after the letters typed after them.
+    async with app.run_test(size=SIZE) as pilot:
+        await start(pilot)
+        app.prompt.focus()
+        for char in "abc":
+            await pilot.press(char)
+        burst = [("backspace", None), ("backspace", None), ("x", "x"), ("left", None), ("y", "y")]
+        for key, character in burst:  # (Pilot.press would wait for each key's frame)
+            app.post_message(events.Key(key, character))
+        for _ in range(5):
+            await pilot.pause()
+        assert app.prompt.text == "ayx"
+        assert app.prompt.cursor_location == (0, 2)
 
 
 async def test_slash_completion_filters_and_accepts(
