@@ -80,6 +80,24 @@ async def test_keys_read_together_are_applied_in_the_order_typed(
         assert app.prompt.cursor_location == (0, 2)
 
 
+async def test_end_typed_right_after_home_moves_the_cursor_back_to_the_end(
+    app: TurnstoneApp, model_server: ScriptedModelServer
+) -> None:
+    # End at the end of the prompt's text follows the chat; anywhere else it moves the cursor.
+    # Typed together with Home, End must see the cursor where Home put it, not where it was.
+    async with app.run_test(size=SIZE) as pilot:
+        await start(pilot)
+        app.prompt.focus()
+        for char in "hello":
+            await pilot.press(char)
+        for key, character in [("home", None), ("end", None), ("Z", "Z")]:
+            app.post_message(events.Key(key, character))
+        for _ in range(5):
+            await pilot.pause()
+        assert app.prompt.text == "helloZ"
+        assert app.prompt.cursor_location == (0, 6)
+
+
 async def test_slash_completion_filters_and_accepts(
     app: TurnstoneApp, model_server: ScriptedModelServer
 ) -> None:

@@ -39,7 +39,9 @@ class MainScreen(Screen[None]):
         # priority: the prompt (a TextArea) would take them for its own cursor otherwise
         Binding("pageup", "scroll_chat('up')", "Scroll up", show=False, priority=True),
         Binding("pagedown", "scroll_chat('down')", "Scroll down", show=False, priority=True),
-        Binding("end", "scroll_chat('end')", "Follow the chat", show=False, priority=True),
+        # Not priority: the prompt decides End itself (widgets/prompt_input.py), in the order its
+        # keys were typed; from any other widget that does not take it, End comes here.
+        Binding("end", "scroll_chat('end')", "Follow the chat", show=False),
         Binding("shift+tab", "app.cycle_mode", "Permission mode", show=False, priority=True),
     ]
     CSS_PATH = styles_dir() / "main.tcss"
@@ -103,15 +105,13 @@ class MainScreen(Screen[None]):
         if held and isinstance(timer, FrameTimer):
             timer.retick()
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "scroll_chat" and parameters == ("end",) and self.focused is self.prompt:
-            # End still moves the prompt's cursor while it is not at the end of the text.
-            return self.prompt.cursor_location == self.prompt.document.end
-        return True
-
     def on_chat_view_below_fold(self, message: ChatView.BelowFold) -> None:
         """Output arrived below the scrolled-up chat: show the marker (hidden once it follows again)."""
         self._widget("#new-output", NewOutputMarker).set_class(message.unseen, "-shown")
+
+    def on_prompt_input_follow_chat(self, message: PromptInput.FollowChat) -> None:
+        message.stop()
+        self.action_scroll_chat("end")
 
     def on_new_output_marker_pressed(self, message: NewOutputMarker.Pressed) -> None:
         self.action_scroll_chat("end")

@@ -195,6 +195,9 @@ class PromptInput(TextArea):
         def control(self) -> PromptInput:
             return self.prompt
 
+    class FollowChat(Message):
+        """End at the end of the prompt's text: the chat goes back to its end and follows it."""
+
     def __init__(
         self,
         menu: CompletionMenu,
@@ -291,6 +294,15 @@ class PromptInput(TextArea):
             event.prevent_default()
             start, end = self.selection
             self.replace("\n", start, end, maintain_selection_offset=False)
+            return
+        if key == "end" and self.cursor_location == self.document.end and not self.selected_text:
+            # At the end of the text End follows the chat (back to its end; new output followed
+            # again). Decided here, where keys are handled in the order typed: the screen's
+            # priority binding read the cursor before the keys queued ahead of End had moved it
+            # (Home and End typed together: End was taken as "follow the chat" and lost).
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.FollowChat())
             return
         if key in ("up", "down") and not self.selected_text:
             row, _ = self.cursor_location
