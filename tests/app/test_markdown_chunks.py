@@ -567,6 +567,56 @@ async def test_an_answer_that_ends_shows_its_last_words_without_waiting_for_the_
         assert any("words" in line and "first" not in line for line in screen_lines(app))
 
 
+async def test_the_first_frame_after_an_answer_ends_shows_its_last_words(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The answer ends while an append is still mounting its blocks. Its last words wait for that
+    append; between the two the screen drew a frame without them (15-25 ms on a busy machine), and
+    they were drawn by the frame after. Now no frame is drawn until the last words are mounted."""
+    from textual.screen import Screen
+
+    from turnstone_tui.widgets.answer_markdown import AnswerMarkdown
+
+    append = AnswerMarkdown.append
+    compositor_refresh = Screen._compositor_refresh
+    frames: list[bool] = []  # each frame drawn after the answer ended: were its last words on it?
+
+    def slow_append(self: AnswerMarkdown, markdown: str):  # type: ignore[no-untyped-def]
+        mounting = append(self, markdown)
+
+        async def then_more() -> None:  # (the append is in flight a while after its batch closed)
+            await mounting
+            mounted.set()
+            await asyncio.sleep(0.05)
+
+        return then_more()
+
+    def logged_refresh(self: Screen) -> None:
+        compositor_refresh(self)
+        if ended:
+            frames.append(any("last words" in line for line in screen_lines(self.app)))
+
+    ended = False
+    mounted = asyncio.Event()
+    monkeypatch.setattr(AnswerMarkdown, "append", slow_append)
+    monkeypatch.setattr(Screen, "_compositor_refresh", logged_refresh)
+    app = ChatApp()
+    async with app.run_test(size=(90, 60)) as pilot:
+        chat = app.query_one(ChatView)
+        await chat.append_content("# Title\n\nThe first words.\n\n")
+        message = chat.streaming
+        assert message is not None
+        await wait_until(pilot, lambda: message.settled, 30)
+        mounted.clear()
+        await chat.append_content("A paragraph in the middle.\n\n")
+        await asyncio.wait_for(mounted.wait(), 30)  # (its append is still in flight)
+        await chat.append_content("- and the\n- last words\n")
+        ended = True
+        await chat.end_message()
+        await wait_until(pilot, lambda: bool(frames), 30)
+        assert frames[0], frames
+
+
 HEADED = "## Plan\n\nThe failing test comes from a naive datetime.\n\n- one\n- two\n"
 
 
