@@ -24,6 +24,7 @@ from textual.widgets import OptionList, TextArea
 from textual.widgets.option_list import Option
 
 from .file_finder import FileIndex, Match
+from .ordered_keys import KeysInOrder
 
 Location = tuple[int, int]
 
@@ -182,7 +183,7 @@ class CompletionMenu(OptionList, can_focus=False):
         return self.completions[index]
 
 
-class PromptInput(TextArea):
+class PromptInput(KeysInOrder, TextArea):
     """Multi-line input. Posts :class:`PromptInput.Submitted` with the text on ``enter``."""
 
     class Submitted(Message):
@@ -315,32 +316,6 @@ class PromptInput(TextArea):
                 event.prevent_default()
                 return
         await super()._on_key(event)
-        # (Message._no_default_action: Textual's flag for prevent_default; Textual 8.2.8 is pinned)
-        if not event._no_default_action:
-            await self._run_own_binding(event)
-
-    async def _run_own_binding(self, event: events.Key) -> None:
-        """Run the prompt's own binding for ``event`` (backspace, delete, the arrows, ...) now, in
-        the order the keys were typed.
-
-        Textual inserts a printable key in the widget's handler, but runs a widget's binding only
-        once the key has bubbled back up to the app, through the queue of every ancestor (the
-        prompt area, the screen, the app), where the keys read after it already wait. Keys read
-        together (a quick typist while the app is busy) were applied out of order: backspaces
-        typed before "ZQa" deleted "ZQa" and what was left of the old line came back ("ZQq"), and
-        a letter typed after an arrow went where the cursor was before it. Running the binding
-        here is what the app would do on the bubble (the focused widget's bindings come first in
-        the chain, with the app's keymap applied); a binding whose action refuses (check_action)
-        bubbles on as before. (Textual issue #6605, open; its PR #6631 does the same in TextArea.)"""
-        # (Screen._modal_binding_chain: Textual's, private; the focused widget's entry is first)
-        chain = self.screen._modal_binding_chain
-        if not chain or chain[0][0] is not self:
-            return
-        for binding in chain[0][1].key_to_bindings.get(event.key, ()):
-            if not binding.priority and await self.app.run_action(binding.action, self):
-                event.stop()
-                event.prevent_default()
-                return
 
     def submit(self) -> None:
         text = self.text

@@ -32,6 +32,7 @@ from ...core.permissions import Rule, no_rule_reason, rule_reach, suggest_rules
 from ...core.resources import styles_dir
 from ...core.types import ApprovalDecision, PreparedItem
 from ...widgets.diff_view import DiffView
+from ...widgets.ordered_keys import OrderedInput
 
 PREVIEW_MAX_CHARS = 20_000
 _BLANK_RUN = re.compile(r"(?:\n[ \t]*){5,}")
@@ -249,7 +250,7 @@ class ApprovalScreen(ModalScreen[ApprovalDecision]):
                     yield ApprovalRow(item, index, self.workspace)
             with Horizontal(id="approval-feedback-row"):
                 yield Static("feedback", id="approval-feedback-label")
-                yield Input(
+                yield OrderedInput(
                     placeholder="optional note for the model (tab to edit, enter when done)",
                     id="approval-feedback",
                 )

@@ -19,6 +19,7 @@ from textual.widgets import Footer, Markdown, Static, TextArea
 from ...core.display import visible
 from ...core.resources import styles_dir
 from ...core.types import PlanReview
+from ...widgets.ordered_keys import OrderedTextArea
 
 
 class PlanReviewScreen(Screen[PlanReview]):
@@ -61,7 +62,7 @@ class PlanReviewScreen(Screen[PlanReview]):
                 ),
                 id="plan-editor-title",
             )
-            yield TextArea(
+            yield OrderedTextArea(
                 id="plan-annotation", soft_wrap=True, show_line_numbers=False, tab_behavior="indent"
             )
         yield Footer()

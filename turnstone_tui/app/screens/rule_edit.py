@@ -16,6 +16,7 @@ from textual.widgets import Footer, Input, Label, RadioButton, RadioSet, Static
 
 from ...core.permissions import EFFECTS, Rule, RuleError, parse_rule
 from ...core.resources import styles_dir
+from ...widgets.ordered_keys import OrderedInput
 
 EDITABLE_SCOPES = ("session", "project", "user")
 
@@ -37,7 +38,7 @@ class RuleEditScreen(ModalScreen[Rule | None]):
         with Vertical(id="rule-edit-dialog") as dialog:
             dialog.border_title = "Edit rule" if rule else "Add rule"
             dialog.border_subtitle = "enter/ctrl+s save · tab next · esc cancel"
-            yield Input(
+            yield OrderedInput(
                 value=rule.text if rule else "",
                 placeholder="bash(npm run test:*)   read_file(src/**)   web_fetch(domain:docs.python.org)",
                 id="rule-text",

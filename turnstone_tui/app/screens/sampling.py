@@ -19,6 +19,7 @@ from textual.widgets import Button, Static, TextArea
 from ...core.display import visible
 from ...core.resources import styles_dir
 from ...mcp.asks import SampleResult, SamplingRequest
+from ...widgets.ordered_keys import OrderedTextArea
 
 MESSAGE_PREVIEW_CHARS = 4000
 
@@ -111,7 +112,7 @@ class SampleReviewScreen(ModalScreen[str | None]):
                 ),
                 id="sample-meta",
             )
-            yield TextArea(self.result.text, id="sample-text", soft_wrap=True, show_line_numbers=False)
+            yield OrderedTextArea(self.result.text, id="sample-text", soft_wrap=True, show_line_numbers=False)
             with Horizontal(classes="sampling-buttons"):
                 yield Button("Send", id="sample-send", variant="primary")
                 yield Button("Deny", id="sample-deny")
