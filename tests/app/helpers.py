@@ -6,6 +6,7 @@ import asyncio
 import time
 from collections.abc import Callable
 
+from textual import events
 from textual.pilot import Pilot
 
 from tests.helpers.model_server import ScriptedModelServer
@@ -91,3 +92,13 @@ async def start_four_floods(pilot: Pilot, model_server: ScriptedModelServer) -> 
 
     await wait_until(pilot, lambda: min(streamed()) > 10_000, 30, "all four panes streaming")
     return streamed
+
+
+async def press_together(pilot: Pilot, keys: list[tuple[str, str | None]]) -> None:
+    """Post ``(key, character)`` pairs all at once, as a quick typist's keys reach a busy app (read
+    together, before the first is handled; ``Pilot.press`` waits for each key's frame), then let
+    them be handled."""
+    for key, character in keys:
+        pilot.app.post_message(events.Key(key, character))
+    for _ in range(5):
+        await pilot.pause()

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from textual import events
+import pytest
 from textual.command import CommandPalette
 
-from tests.app.helpers import answers, errors, infos, send, start, wait_until
+from tests.app.helpers import answers, errors, infos, press_together, send, start, wait_until
 from tests.helpers.model_server import Reply, ScriptedModelServer
 from turnstone_tui.app.app import TurnstoneApp
 from turnstone_tui.app.screens.help import HelpScreen
@@ -61,41 +61,33 @@ async def test_enter_sends_and_shift_enter_or_ctrl_j_add_newlines(
         assert app.prompt.text == ""
 
 
+@pytest.mark.parametrize(
+    ("typed", "together", "text", "cursor"),
+    [
+        # The prompt's own bindings (backspace, the arrows) must not run after the letters typed
+        # after them.
+        ("abc", [("backspace", None), ("backspace", None), ("x", "x"), ("left", None), ("y", "y")], "ayx", 2),
+        # End at the end of the text follows the chat, anywhere else it moves the cursor: typed
+        # right after Home, End must see the cursor where Home put it, not where it was.
+        ("hello", [("home", None), ("end", None), ("Z", "Z")], "helloZ", 6),
+    ],
+)
 async def test_keys_read_together_are_applied_in_the_order_typed(
-    app: TurnstoneApp, model_server: ScriptedModelServer
+    app: TurnstoneApp,
+    model_server: ScriptedModelServer,
+    typed: str,
+    together: list[tuple[str, str | None]],
+    text: str,
+    cursor: int,
 ) -> None:
-    # A quick typist's keys reach the app together when it is busy (an answer streaming): the
-    # prompt's own bindings (backspace, the arrows) must not run after the letters typed after them.
     async with app.run_test(size=SIZE) as pilot:
         await start(pilot)
         app.prompt.focus()
-        for char in "abc":
+        for char in typed:
             await pilot.press(char)
-        burst = [("backspace", None), ("backspace", None), ("x", "x"), ("left", None), ("y", "y")]
-        for key, character in burst:  # (Pilot.press would wait for each key's frame)
-            app.post_message(events.Key(key, character))
-        for _ in range(5):
-            await pilot.pause()
-        assert app.prompt.text == "ayx"
-        assert app.prompt.cursor_location == (0, 2)
-
-
-async def test_end_typed_right_after_home_moves_the_cursor_back_to_the_end(
-    app: TurnstoneApp, model_server: ScriptedModelServer
-) -> None:
-    # End at the end of the prompt's text follows the chat; anywhere else it moves the cursor.
-    # Typed together with Home, End must see the cursor where Home put it, not where it was.
-    async with app.run_test(size=SIZE) as pilot:
-        await start(pilot)
-        app.prompt.focus()
-        for char in "hello":
-            await pilot.press(char)
-        for key, character in [("home", None), ("end", None), ("Z", "Z")]:
-            app.post_message(events.Key(key, character))
-        for _ in range(5):
-            await pilot.pause()
-        assert app.prompt.text == "helloZ"
-        assert app.prompt.cursor_location == (0, 6)
+        await press_together(pilot, together)
+        assert app.prompt.text == text
+        assert app.prompt.cursor_location == (0, cursor)
 
 
 async def test_slash_completion_filters_and_accepts(

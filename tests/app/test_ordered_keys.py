@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from textual import events
 from textual.app import App, ComposeResult
-from textual.pilot import Pilot
 
+from tests.app.helpers import press_together
+from tests.app.test_approval import bash_item
 from turnstone_tui.app.screens.approval import ApprovalScreen
-from turnstone_tui.core.types import ApprovalDecision, PreparedItem, Subject
-from turnstone_tui.executors.bash_parts import command_parts
+from turnstone_tui.core.types import ApprovalDecision
 from turnstone_tui.widgets.ordered_keys import OrderedInput, OrderedTextArea
 
 pytestmark = pytest.mark.timeout(60)
@@ -17,13 +16,6 @@ pytestmark = pytest.mark.timeout(60)
 # What a quick typist sends while the app is busy: two backspaces, a letter, an arrow, a letter,
 # all read before the first is handled (Pilot.press would wait for each key to be handled).
 BURST = [("backspace", None), ("backspace", None), ("x", "x"), ("left", None), ("y", "y")]
-
-
-async def post_together(pilot: Pilot[object], keys: list[tuple[str, str | None]]) -> None:
-    for key, character in keys:
-        pilot.app.post_message(events.Key(key, character))
-    for _ in range(5):
-        await pilot.pause()
 
 
 class Fields(App[None]):
@@ -38,7 +30,7 @@ async def test_a_burst_of_edits_lands_as_typed(selector: str) -> None:
     async with app.run_test(size=(60, 12)) as pilot:
         app.query_one(selector).focus()
         await pilot.press(*"abc")
-        await post_together(pilot, BURST)
+        await press_together(pilot, BURST)
         field = app.query_one(selector)
         text = field.value if isinstance(field, OrderedInput) else field.text
         assert text == "ayx"  # not "abc" less two and the letters where the cursor was before
@@ -50,17 +42,7 @@ class ApprovalHarness(App[None]):
         self.decisions: list[ApprovalDecision | None] = []
 
     def on_mount(self) -> None:
-        command = "make test"
-        item = PreparedItem(
-            "c1",
-            "bash",
-            {"command": command},
-            header=f"bash: {command}",
-            preview=command,
-            preview_kind="bash",
-            subject=Subject(commands=command_parts(command)),
-        )
-        self.push_screen(ApprovalScreen([item]), self.decisions.append)
+        self.push_screen(ApprovalScreen([bash_item()]), self.decisions.append)
 
 
 async def test_the_approval_note_sent_is_what_was_typed_in_a_burst() -> None:
@@ -68,7 +50,7 @@ async def test_the_approval_note_sent_is_what_was_typed_in_a_burst() -> None:
     async with app.run_test(size=(100, 40)) as pilot:
         await pilot.pause()
         await pilot.press("tab", *"use npmm")
-        await post_together(pilot, [("backspace", None), ("home", None), ("N", "N"), ("o", "o"), (":", ":")])
+        await press_together(pilot, [("backspace", None), ("home", None), ("N", "N"), ("o", "o"), (":", ":")])
         await pilot.press("space", "enter", "n")
         await pilot.pause()
     assert app.decisions == [ApprovalDecision(approved=False, feedback="No: use npm")]
